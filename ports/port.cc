@@ -1,0 +1,142 @@
+#include "ports/port.h"
+
+#include <rte_bus.h>
+#include <rte_dev.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+
+#include <regex>
+
+#include "absl/strings/string_view.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "ports/socket_path.h"
+
+namespace hvswitch {
+namespace {
+
+absl::Status PortError(const PortSpec& spec, absl::string_view what, int err) {
+  return absl::InternalError(
+      absl::StrCat("port '", spec.name, "': ", what, ": ", rte_strerror(err < 0 ? -err : err)));
+}
+
+}  // namespace
+
+std::string PortDevargs(const PortSpec& spec, int index, uint16_t nb_txq) {
+  switch (spec.type) {
+    case PortType::kVhostUser:
+      // Compliant offload flags: a guest's partial checksum arrives as Rx metadata and,
+      // with Rx checksum offload left disabled, the PMD completes it on receive, so every
+      // egress port gets a valid frame. TSO is not offered to the guest.
+      return absl::StrCat("net_vhost", index, ",iface=", spec.path,
+                          ",queues=", std::max<uint16_t>(spec.queues, nb_txq),
+                          ",client=", spec.client ? 1 : 0, ",legacy-ol-flags=0");
+    case PortType::kMemif:
+      // A filesystem socket (not the abstract namespace) as VPP and libmemif expect.
+      return absl::StrCat("net_memif", index, ",role=server,socket=", spec.path,
+                          ",socket-abstract=no,id=", spec.memif_id);
+    case PortType::kDpdk:
+      return spec.devargs;
+  }
+  return {};
+}
+
+bool IsPciDevargs(const std::string& devargs) {
+  static const std::regex pci("^([0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\\.[0-7](,.*)?$");
+  return std::regex_match(devargs, pci);
+}
+
+PortQueues QueuesFor(const PortSpec& spec, uint16_t nb_workers) {
+  PortQueues queues;
+  queues.nb_txq = nb_workers;
+  queues.nb_rxq = spec.type == PortType::kVhostUser ? spec.queues : 1;
+  return queues;
+}
+
+absl::StatusOr<std::unique_ptr<Port>> Port::Open(const PortSpec& spec, int index,
+                                                 const PortQueues& queues,
+                                                 rte_mempool* pool) {
+  std::unique_ptr<Port> port(new Port(spec, queues));
+  absl::Status status = port->Start(PortDevargs(spec, index, queues.nb_txq), pool);
+  if (!status.ok()) return status;  // ~Port undoes whatever was done
+  return port;
+}
+
+absl::Status Port::Start(const std::string& devargs, rte_mempool* pool) {
+  if (!IsPciDevargs(devargs)) {
+    int rc = rte_dev_probe(devargs.c_str());
+    if (rc < 0) return PortError(spec_, absl::StrCat("cannot probe device '", devargs, "'"), rc);
+    probed_ = true;
+  }
+  // The ethdev is named after the device: the vdev name, or the full PCI address.
+  std::string name = devargs.substr(0, devargs.find(','));
+  if (IsPciDevargs(devargs) && name.size() == 7) name = "0000:" + name;
+  uint16_t id = 0;
+  if (rte_eth_dev_get_port_by_name(name.c_str(), &id) != 0) {
+    return absl::NotFoundError(
+        absl::StrCat("port '", spec_.name, "': device '", name, "' has no ethdev port"));
+  }
+  eth_port_ = id;
+
+  rte_eth_dev_info info{};
+  int rc = rte_eth_dev_info_get(eth_port_, &info);
+  if (rc != 0) return PortError(spec_, "cannot read device info", rc);
+  if (queues_.nb_rxq > info.max_rx_queues || queues_.nb_txq > info.max_tx_queues) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "port '%s': needs %d rx and %d tx queues, device offers %d and %d", spec_.name,
+        queues_.nb_rxq, queues_.nb_txq, info.max_rx_queues, info.max_tx_queues));
+  }
+  rte_eth_conf conf{};
+  rc = rte_eth_dev_configure(eth_port_, queues_.nb_rxq, queues_.nb_txq, &conf);
+  if (rc != 0) return PortError(spec_, "cannot configure device", rc);
+  rc = rte_eth_dev_adjust_nb_rx_tx_desc(eth_port_, &queues_.rx_descriptors,
+                                        &queues_.tx_descriptors);
+  if (rc != 0) return PortError(spec_, "cannot set descriptor counts", rc);
+  int socket = rte_eth_dev_socket_id(eth_port_);
+  for (uint16_t q = 0; q < queues_.nb_rxq; ++q) {
+    rc = rte_eth_rx_queue_setup(eth_port_, q, queues_.rx_descriptors, socket, nullptr, pool);
+    if (rc != 0) return PortError(spec_, absl::StrCat("cannot set up rx queue ", q), rc);
+  }
+  for (uint16_t q = 0; q < queues_.nb_txq; ++q) {
+    rc = rte_eth_tx_queue_setup(eth_port_, q, queues_.tx_descriptors, socket, nullptr);
+    if (rc != 0) return PortError(spec_, absl::StrCat("cannot set up tx queue ", q), rc);
+  }
+  rc = rte_eth_dev_start(eth_port_);
+  if (rc != 0) return PortError(spec_, "cannot start device", rc);
+  started_ = true;
+  // A bridge port must receive frames for every MAC behind it.
+  rc = rte_eth_promiscuous_enable(eth_port_);
+  if (rc != 0 && rc != -ENOTSUP) return PortError(spec_, "cannot enable promiscuous mode", rc);
+
+  rte_ether_addr addr{};
+  rte_eth_macaddr_get(eth_port_, &addr);
+  mac_ = absl::StrFormat("%02x:%02x:%02x:%02x:%02x:%02x", addr.addr_bytes[0],
+                         addr.addr_bytes[1], addr.addr_bytes[2], addr.addr_bytes[3],
+                         addr.addr_bytes[4], addr.addr_bytes[5]);
+  return absl::OkStatus();
+}
+
+Port::~Port() {
+  if (eth_port_ != UINT16_MAX) {
+    if (started_) rte_eth_dev_stop(eth_port_);
+    rte_device* device = nullptr;
+    rte_eth_dev_info info{};
+    if (rte_eth_dev_info_get(eth_port_, &info) == 0) device = info.device;
+    rte_eth_dev_close(eth_port_);
+    if (probed_ && device != nullptr) rte_dev_remove(device);
+  }
+  if (spec_.OwnsSocket()) RemoveSocketFile(spec_.path);
+}
+
+bool Port::LinkUp() const {
+  rte_eth_link link{};
+  return rte_eth_link_get_nowait(eth_port_, &link) == 0 && link.link_status == RTE_ETH_LINK_UP;
+}
+
+uint64_t Port::RxNoMbuf() const {
+  rte_eth_stats stats{};
+  return rte_eth_stats_get(eth_port_, &stats) == 0 ? stats.rx_nombuf : 0;
+}
+
+}  // namespace hvswitch

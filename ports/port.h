@@ -1,0 +1,65 @@
+// Port: one bridge port over a DPDK ethdev, whatever its type (vhost-user, memif or any
+// other DPDK device). Opening probes the device, configures and starts it; destroying it
+// stops and detaches the device and removes the socket hvswitch created.
+// Control thread only; workers use the ethdev id and queues it reports.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "ports/port_spec.h"
+
+struct rte_mempool;
+
+namespace hvswitch {
+
+struct PortQueues {
+  uint16_t nb_rxq = 1;
+  uint16_t nb_txq = 1;
+  uint16_t rx_descriptors = 1024;
+  uint16_t tx_descriptors = 1024;
+};
+
+// The DPDK device string for a spec; `index` makes vdev names unique in the process.
+std::string PortDevargs(const PortSpec& spec, int index, uint16_t nb_txq);
+
+// True when devargs names a PCI device (`0000:03:00.0` or `03:00.0`, options may follow).
+bool IsPciDevargs(const std::string& devargs);
+
+// Queue counts a port of this spec gets with `nb_workers` workers: one tx queue per
+// worker; vhost-user also one rx queue per configured queue pair.
+PortQueues QueuesFor(const PortSpec& spec, uint16_t nb_workers);
+
+class Port {
+ public:
+  static absl::StatusOr<std::unique_ptr<Port>> Open(const PortSpec& spec, int index,
+                                                    const PortQueues& queues,
+                                                    rte_mempool* pool);
+  ~Port();
+  Port(const Port&) = delete;
+  Port& operator=(const Port&) = delete;
+
+  const PortSpec& spec() const { return spec_; }
+  uint16_t eth_port() const { return eth_port_; }
+  const PortQueues& queues() const { return queues_; }
+  const std::string& mac() const { return mac_; }
+  // The MAC the port presents, "aa:bb:cc:dd:ee:ff".
+  bool LinkUp() const;
+  // Frames the device could not receive for lack of mbufs (ethdev rx_nombuf).
+  uint64_t RxNoMbuf() const;
+
+ private:
+  Port(const PortSpec& spec, const PortQueues& queues) : spec_(spec), queues_(queues) {}
+  absl::Status Start(const std::string& devargs, rte_mempool* pool);
+
+  PortSpec spec_;
+  PortQueues queues_;
+  uint16_t eth_port_ = UINT16_MAX;
+  bool probed_ = false;  // we probed (hot-plugged) the device and must detach it
+  bool started_ = false;
+  std::string mac_;
+};
+
+}  // namespace hvswitch

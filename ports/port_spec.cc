@@ -1,0 +1,161 @@
+#include "ports/port_spec.h"
+
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+namespace hvswitch {
+namespace {
+
+absl::Status PortError(absl::string_view name, absl::string_view problem) {
+  return absl::InvalidArgumentError(absl::StrCat("port '", name, "': ", problem));
+}
+
+bool IsValidName(absl::string_view name) {
+  if (name.empty() || name.size() > 32) return false;
+  for (char c : name) {
+    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.')
+      return false;
+  }
+  return true;
+}
+
+absl::StatusOr<PortType> ParseType(absl::string_view name, absl::string_view value) {
+  if (value == "vhost-user") return PortType::kVhostUser;
+  if (value == "memif") return PortType::kMemif;
+  if (value == "dpdk") return PortType::kDpdk;
+  return PortError(name, absl::StrCat("unknown type '", value,
+                                      "' (expected vhost-user, memif or dpdk)"));
+}
+
+}  // namespace
+
+absl::string_view PortTypeName(PortType type) {
+  switch (type) {
+    case PortType::kVhostUser: return "vhost-user";
+    case PortType::kMemif: return "memif";
+    case PortType::kDpdk: return "dpdk";
+  }
+  return "unknown";
+}
+
+std::string PortSpec::ToString() const {
+  std::string out = absl::StrCat(name, ",type=", PortTypeName(type));
+  switch (type) {
+    case PortType::kVhostUser:
+      absl::StrAppend(&out, ",path=", path, client ? ",client=1" : "",
+                      queues != 1 ? absl::StrCat(",queues=", queues) : "");
+      break;
+    case PortType::kMemif:
+      absl::StrAppend(&out, ",path=", path, memif_id != 0 ? absl::StrCat(",id=", memif_id) : "");
+      break;
+    case PortType::kDpdk:
+      absl::StrAppend(&out, ",devargs=", devargs);
+      break;
+  }
+  return out;
+}
+
+absl::StatusOr<PortSpec> ParsePortSpec(absl::string_view text) {
+  PortSpec spec;
+  // devargs swallows the rest of the line, commas included, so split it off first.
+  absl::string_view devargs;
+  bool has_devargs = false;
+  if (size_t at = text.find(",devargs="); at != absl::string_view::npos) {
+    devargs = text.substr(at + 9);
+    text = text.substr(0, at);
+    has_devargs = true;
+  }
+  std::vector<absl::string_view> fields = absl::StrSplit(text, ',');
+  spec.name = std::string(fields[0]);
+  if (!IsValidName(spec.name)) {
+    return PortError(spec.name, "name must be 1-32 characters of [A-Za-z0-9_.-]");
+  }
+
+  bool has_type = false, has_path = false, has_client = false, has_queues = false,
+       has_id = false;
+  for (size_t i = 1; i < fields.size(); ++i) {
+    std::pair<absl::string_view, absl::string_view> kv =
+        absl::StrSplit(fields[i], absl::MaxSplits('=', 1));
+    auto [key, value] = kv;
+    auto once = [&](bool& seen) -> absl::Status {
+      if (seen) return PortError(spec.name, absl::StrCat("key '", key, "' given twice"));
+      seen = true;
+      return absl::OkStatus();
+    };
+    absl::Status status;
+    if (key == "type") {
+      status = once(has_type);
+      if (!status.ok()) return status;
+      absl::StatusOr<PortType> type = ParseType(spec.name, value);
+      if (!type.ok()) return type.status();
+      spec.type = *type;
+    } else if (key == "path") {
+      status = once(has_path);
+      if (!status.ok()) return status;
+      if (value.empty()) return PortError(spec.name, "empty path");
+      spec.path = std::string(value);
+    } else if (key == "client") {
+      status = once(has_client);
+      if (!status.ok()) return status;
+      if (value != "0" && value != "1") return PortError(spec.name, "client must be 0 or 1");
+      spec.client = value == "1";
+    } else if (key == "queues") {
+      status = once(has_queues);
+      if (!status.ok()) return status;
+      uint32_t queues = 0;
+      if (!absl::SimpleAtoi(value, &queues) || queues < 1 || queues > kMaxQueuesPerPort) {
+        return PortError(spec.name,
+                         absl::StrCat("queues must be a number from 1 to ", kMaxQueuesPerPort));
+      }
+      spec.queues = static_cast<uint16_t>(queues);
+    } else if (key == "id") {
+      status = once(has_id);
+      if (!status.ok()) return status;
+      if (!absl::SimpleAtoi(value, &spec.memif_id)) {
+        return PortError(spec.name, "id must be a non-negative number");
+      }
+    } else {
+      return PortError(spec.name, absl::StrCat("unknown key '", key, "'"));
+    }
+  }
+
+  if (!has_type) return PortError(spec.name, "missing type= (vhost-user, memif or dpdk)");
+  auto not_for = [&](bool given, absl::string_view key) -> absl::Status {
+    if (!given) return absl::OkStatus();
+    return PortError(spec.name, absl::StrCat("key '", key, "' does not apply to type ",
+                                             PortTypeName(spec.type)));
+  };
+  absl::Status status;
+  switch (spec.type) {
+    case PortType::kVhostUser:
+      if (!has_path) return PortError(spec.name, "missing path= (the vhost-user socket)");
+      if (!(status = not_for(has_id, "id")).ok()) return status;
+      if (!(status = not_for(has_devargs, "devargs")).ok()) return status;
+      break;
+    case PortType::kMemif:
+      if (!has_path) return PortError(spec.name, "missing path= (the memif socket)");
+      if (!(status = not_for(has_client, "client")).ok()) return status;
+      if (!(status = not_for(has_queues, "queues")).ok()) return status;
+      if (!(status = not_for(has_devargs, "devargs")).ok()) return status;
+      break;
+    case PortType::kDpdk:
+      if (!has_devargs || devargs.empty()) {
+        return PortError(spec.name, "missing devargs= (a PCI address or a DPDK vdev string)");
+      }
+      if (!(status = not_for(has_path, "path")).ok()) return status;
+      if (!(status = not_for(has_client, "client")).ok()) return status;
+      if (!(status = not_for(has_queues, "queues")).ok()) return status;
+      if (!(status = not_for(has_id, "id")).ok()) return status;
+      spec.devargs = std::string(devargs);
+      break;
+  }
+  return spec;
+}
+
+}  // namespace hvswitch

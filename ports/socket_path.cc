@@ -1,0 +1,66 @@
+#include "ports/socket_path.h"
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include "absl/strings/string_view.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace hvswitch {
+namespace {
+
+absl::Status PathError(const PortSpec& spec, absl::string_view problem) {
+  return absl::FailedPreconditionError(
+      absl::StrCat("port '", spec.name, "': socket ", spec.path, ": ", problem));
+}
+
+bool HasListener(const std::string& path) {
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+  bool connected = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  close(fd);
+  return connected;
+}
+
+}  // namespace
+
+absl::Status PrepareSocketPath(const PortSpec& spec) {
+  if (!spec.OwnsSocket()) return absl::OkStatus();
+  if (spec.path.size() >= sizeof(sockaddr_un{}.sun_path)) {
+    return PathError(spec, "path is too long for a UNIX socket");
+  }
+  std::string dir = ".";
+  if (size_t slash = spec.path.rfind('/'); slash != std::string::npos) {
+    dir = slash == 0 ? "/" : spec.path.substr(0, slash);
+  }
+  struct stat st{};
+  if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return PathError(spec, absl::StrCat("directory ", dir, " does not exist"));
+  }
+  if (access(dir.c_str(), W_OK | X_OK) != 0) {
+    return PathError(spec, absl::StrCat("directory ", dir, " is not writable"));
+  }
+  if (lstat(spec.path.c_str(), &st) == 0) {
+    if (!S_ISSOCK(st.st_mode)) return PathError(spec, "exists and is not a socket");
+    if (HasListener(spec.path)) return PathError(spec, "is in use by another process");
+    if (unlink(spec.path.c_str()) != 0) {
+      return PathError(spec, absl::StrCat("cannot remove stale socket: ", strerror(errno)));
+    }
+  }
+  return absl::OkStatus();
+}
+
+void RemoveSocketFile(const std::string& path) {
+  struct stat st{};
+  if (lstat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) unlink(path.c_str());
+}
+
+}  // namespace hvswitch

@@ -1,0 +1,199 @@
+#include "switch/bridge.h"
+
+#include <rte_cycles.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "switch/log.h"
+#include "switch/mac_key.h"
+
+namespace hvswitch {
+
+absl::StatusOr<std::unique_ptr<Bridge>> Bridge::Create(const BridgeConfig& config) {
+  std::unique_ptr<Bridge> bridge(new Bridge(config));
+  absl::Status status = bridge->Init();
+  if (!status.ok()) return status;
+  return bridge;
+}
+
+absl::Status Bridge::Init() {
+  const uint16_t nb_workers = static_cast<uint16_t>(config_.worker_lcores.size());
+  if (nb_workers == 0 || nb_workers > kMaxWorkers) {
+    return absl::InvalidArgumentError(absl::StrCat("need 1 to ", kMaxWorkers, " workers"));
+  }
+  if (config_.ports.size() > kMaxPorts) {
+    return absl::InvalidArgumentError(absl::StrCat("at most ", kMaxPorts, " ports"));
+  }
+  if (config_.burst == 0 || config_.burst > kMaxBurst) {
+    return absl::InvalidArgumentError(absl::StrCat("burst must be 1 to ", kMaxBurst));
+  }
+
+  // Enough mbufs to fill every descriptor ring, plus each worker's frames in flight and
+  // the per-lcore caches, so that a full ring never starves another port.
+  uint32_t mbufs = 4096;
+  for (const PortSpec& spec : config_.ports) {
+    PortQueues q = QueuesFor(spec, nb_workers);
+    mbufs += q.nb_rxq * q.rx_descriptors + q.nb_txq * q.tx_descriptors;
+  }
+  mbufs += nb_workers * kMaxBurst * 2 + (nb_workers + 1) * 256;
+  pool_ = rte_pktmbuf_pool_create("hvs_mbufs", mbufs, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
+                                  static_cast<int>(rte_socket_id()));
+  if (pool_ == nullptr) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "cannot create a pool of ", mbufs, " mbufs: ", rte_strerror(rte_errno),
+        " (give DPDK more memory: hugepages, or --eal=\"--no-huge -m 1024\")"));
+  }
+
+  absl::StatusOr<std::unique_ptr<Fdb>> fdb = Fdb::Create("hvs_fdb", config_.fdb_capacity);
+  if (!fdb.ok()) return fdb.status();
+  fdb_ = *std::move(fdb);
+  datapath_.fdb = fdb_.get();
+
+  for (size_t i = 0; i < config_.ports.size(); ++i) {
+    const PortSpec& spec = config_.ports[i];
+    absl::StatusOr<std::unique_ptr<Port>> port =
+        Port::Open(spec, static_cast<int>(i), QueuesFor(spec, nb_workers), pool_);
+    if (!port.ok()) return port.status();
+    DatapathPort& dp = datapath_.ports[i];
+    dp.eth_port = (*port)->eth_port();
+    dp.nb_txq = (*port)->queues().nb_txq;
+    ports_.push_back(*std::move(port));
+    Log("port '%s' (%s %s): ready, ethdev %d, mac %s", spec.name, PortTypeName(spec.type),
+        spec.type == PortType::kDpdk ? spec.devargs : spec.path, dp.eth_port,
+        ports_.back()->mac());
+  }
+  datapath_.nb_ports = static_cast<uint16_t>(ports_.size());
+
+  counters_ = std::make_unique<WorkerCounters[]>(nb_workers);
+  // Receive queues go round-robin over the workers.
+  std::vector<std::vector<RxQueueRef>> rx(nb_workers);
+  size_t next = 0;
+  for (size_t p = 0; p < ports_.size(); ++p) {
+    for (uint16_t q = 0; q < ports_[p]->queues().nb_rxq; ++q) {
+      rx[next++ % nb_workers].push_back(
+          {static_cast<uint16_t>(p), ports_[p]->eth_port(), q});
+    }
+  }
+  for (uint16_t w = 0; w < nb_workers; ++w) {
+    absl::StatusOr<std::unique_ptr<LearnQueue>> learn =
+        LearnQueue::Create(absl::StrCat("hvs_learn", w), 4096);
+    if (!learn.ok()) return learn.status();
+    (*learn)->set_repeat_cycles(rte_get_tsc_hz() / 1000);
+    learn_queues_.push_back(*std::move(learn));
+    workers_.push_back(std::make_unique<Worker>(w, datapath_, *learn_queues_.back(),
+                                                counters_[w], std::move(rx[w]),
+                                                config_.burst, stop_workers_));
+  }
+  FollowLinks();
+  return absl::OkStatus();
+}
+
+absl::Status Bridge::StartWorkers() {
+  stop_workers_.store(false);
+  for (size_t w = 0; w < workers_.size(); ++w) {
+    int rc = rte_eal_remote_launch(&Worker::Main, workers_[w].get(), config_.worker_lcores[w]);
+    if (rc != 0) {
+      StopWorkers();
+      return absl::InternalError(absl::StrCat("cannot launch worker on lcore ",
+                                              config_.worker_lcores[w], ": ", rte_strerror(-rc)));
+    }
+    workers_running_ = true;
+    std::string queues;
+    for (const RxQueueRef& q : workers_[w]->rx_queues()) {
+      absl::StrAppend(&queues, queues.empty() ? "" : " ", ports_[q.port]->spec().name, "/", q.queue);
+    }
+    Log("worker %d on lcore %d polls %s", w, config_.worker_lcores[w], queues);
+  }
+  return absl::OkStatus();
+}
+
+void Bridge::StopWorkers() {
+  stop_workers_.store(true);
+  if (workers_running_) {
+    for (unsigned lcore : config_.worker_lcores) rte_eal_wait_lcore(lcore);
+    workers_running_ = false;
+  }
+}
+
+Bridge::~Bridge() {
+  StopWorkers();
+  ports_.clear();  // stops and closes the devices before their mbufs' pool goes
+  workers_.clear();
+  learn_queues_.clear();
+  fdb_.reset();
+  if (pool_ != nullptr) rte_mempool_free(pool_);
+}
+
+void Bridge::Poll() {
+  ApplyLearnRequests();
+  if (++polls_ % 100 == 0) FollowLinks();
+}
+
+void Bridge::ApplyLearnRequests() {
+  LearnRequest requests[256];
+  for (auto& queue : learn_queues_) {
+    unsigned n = queue->Drain(requests, 256);
+    for (unsigned i = 0; i < n; ++i) {
+      uint16_t port = static_cast<uint16_t>(requests[i].port);
+      switch (fdb_->Learn(requests[i].key, port)) {
+        case LearnResult::kAdded:
+          fdb_learned_.fetch_add(1, std::memory_order_relaxed);
+          break;
+        case LearnResult::kMoved:
+          fdb_moves_.fetch_add(1, std::memory_order_relaxed);
+          break;
+        case LearnResult::kCurrent:
+        case LearnResult::kFull:
+          break;
+      }
+    }
+  }
+}
+
+void Bridge::FollowLinks() {
+  uint64_t old_mask = datapath_.up_mask.load(std::memory_order_relaxed);
+  uint64_t mask = 0;
+  for (size_t p = 0; p < ports_.size(); ++p) {
+    if (ports_[p]->LinkUp()) mask |= uint64_t{1} << p;
+  }
+  datapath_.up_mask.store(mask, std::memory_order_relaxed);
+  for (uint64_t changed = mask ^ old_mask; changed != 0; changed &= changed - 1) {
+    size_t p = static_cast<size_t>(__builtin_ctzll(changed));
+    bool up = (mask >> p) & 1;
+    const PortSpec& spec = ports_[p]->spec();
+    bool guest = spec.type != PortType::kDpdk;
+    Log("port '%s': %s", spec.name,
+        up ? (guest ? "guest connected, link up" : "link up")
+           : (guest ? "guest disconnected, link down" : "link down"));
+  }
+}
+
+BridgeSnapshot Bridge::Snapshot() const {
+  BridgeSnapshot snap;
+  uint64_t up_mask = datapath_.up_mask.load(std::memory_order_relaxed);
+  for (size_t p = 0; p < ports_.size(); ++p) {
+    const Port& port = *ports_[p];
+    PortSnapshot ps;
+    ps.name = port.spec().name;
+    ps.type = std::string(PortTypeName(port.spec().type));
+    ps.mac = port.mac();
+    ps.path = port.spec().type == PortType::kDpdk ? port.spec().devargs : port.spec().path;
+    ps.up = (up_mask >> p) & 1;
+    uint16_t mtu = 0;
+    ps.mtu = rte_eth_dev_get_mtu(port.eth_port(), &mtu) == 0 ? mtu : RTE_ETHER_MTU;
+    for (size_t w = 0; w < workers_.size(); ++w) ps.totals.AddFrom(counters_[w].ports[p]);
+    ps.rx_no_mbuf = port.RxNoMbuf();
+    snap.ports.push_back(std::move(ps));
+  }
+  snap.fdb_entries = fdb_->size();
+  snap.fdb_learned = fdb_learned_.load(std::memory_order_relaxed);
+  snap.fdb_moves = fdb_moves_.load(std::memory_order_relaxed);
+  return snap;
+}
+
+}  // namespace hvswitch

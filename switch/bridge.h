@@ -1,0 +1,70 @@
+// Bridge: the switch instance. Owns the mbuf pool, the ports, the FDB, the workers and
+// their learn queues and counters. Created after the EAL is up.
+// Threads: Create/StartWorkers/StopWorkers/Poll/~Bridge on the control thread;
+// Snapshot from any thread (the metrics endpoint calls it from its own).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "ports/port.h"
+#include "switch/bridge_snapshot.h"
+#include "switch/datapath.h"
+#include "switch/fdb.h"
+#include "switch/learn_queue.h"
+#include "switch/worker.h"
+
+struct rte_mempool;
+
+namespace hvswitch {
+
+struct BridgeConfig {
+  std::vector<PortSpec> ports;
+  std::vector<unsigned> worker_lcores;  // EAL lcore ids, one worker each
+  uint32_t fdb_capacity = 65536;
+  uint16_t burst = 32;
+};
+
+class Bridge {
+ public:
+  static absl::StatusOr<std::unique_ptr<Bridge>> Create(const BridgeConfig& config);
+  ~Bridge();
+  Bridge(const Bridge&) = delete;
+  Bridge& operator=(const Bridge&) = delete;
+
+  absl::Status StartWorkers();
+  void StopWorkers();
+
+  // Control thread, called about every millisecond: applies learn requests and, every
+  // 100 ms, follows link state (logging each change).
+  void Poll();
+
+  BridgeSnapshot Snapshot() const;
+
+  const std::vector<std::unique_ptr<Port>>& ports() const { return ports_; }
+  const std::vector<std::unique_ptr<Worker>>& workers() const { return workers_; }
+
+ private:
+  explicit Bridge(const BridgeConfig& config) : config_(config) {}
+  absl::Status Init();
+  void ApplyLearnRequests();
+  void FollowLinks();
+
+  BridgeConfig config_;
+  rte_mempool* pool_ = nullptr;
+  std::unique_ptr<Fdb> fdb_;
+  std::vector<std::unique_ptr<Port>> ports_;
+  Datapath datapath_;
+  std::vector<std::unique_ptr<LearnQueue>> learn_queues_;
+  std::unique_ptr<WorkerCounters[]> counters_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::atomic<bool> stop_workers_{false};
+  bool workers_running_ = false;
+  uint64_t polls_ = 0;
+  std::atomic<uint64_t> fdb_learned_{0}, fdb_moves_{0};
+};
+
+}  // namespace hvswitch

@@ -1,0 +1,28 @@
+// BridgeSnapshot: a reader's copy of everything the bridge counts, summed over workers.
+// Plain data, so metric rendering and the CLI can be tested without DPDK.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "switch/counters.h"
+
+namespace hvswitch {
+
+struct PortSnapshot {
+  std::string name, type, mac, path;
+  bool up = false;
+  uint32_t mtu = 0;
+  PortTotals totals;
+  uint64_t rx_no_mbuf = 0;  // reported by the device
+};
+
+struct BridgeSnapshot {
+  std::vector<PortSnapshot> ports;
+  uint64_t fdb_entries = 0;
+  uint64_t fdb_learned = 0;
+  uint64_t fdb_moves = 0;
+};
+
+}  // namespace hvswitch

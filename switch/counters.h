@@ -1,0 +1,67 @@
+// Per-worker packet counters. Each worker writes only its own block with plain relaxed
+// load+store (a mov/add/mov, no locked instruction); readers on other threads sum the
+// blocks of all workers. Counters are never reset.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include "absl/strings/string_view.h"
+
+namespace hvswitch {
+
+inline constexpr uint16_t kMaxPorts = 64;  // flood sets are 64-bit masks
+inline constexpr uint16_t kMaxWorkers = 16;
+
+class Counter {
+ public:
+  // Owner thread only.
+  void Add(uint64_t n) { value_.store(value_.load(std::memory_order_relaxed) + n,
+                                      std::memory_order_relaxed); }
+  // Any thread.
+  uint64_t Read() const { return value_.load(std::memory_order_relaxed); }
+
+ private:
+  std::atomic<uint64_t> value_{0};
+};
+
+// Why a received frame went nowhere.
+enum class RxDrop : uint8_t { kMalformed, kHairpin, kCount };
+// Why a frame meant for a port was not sent.
+enum class TxDrop : uint8_t { kQueueFull, kLinkDown, kCount };
+
+inline constexpr std::array<absl::string_view, static_cast<size_t>(RxDrop::kCount)>
+    kRxDropNames = {"malformed", "hairpin"};
+inline constexpr std::array<absl::string_view, static_cast<size_t>(TxDrop::kCount)>
+    kTxDropNames = {"queue_full", "link_down"};
+
+struct alignas(64) PortCounters {
+  Counter rx_packets, rx_bytes, tx_packets, tx_bytes;
+  std::array<Counter, static_cast<size_t>(RxDrop::kCount)> rx_drops;
+  std::array<Counter, static_cast<size_t>(TxDrop::kCount)> tx_drops;
+
+  void Drop(RxDrop reason, uint64_t n) { rx_drops[static_cast<size_t>(reason)].Add(n); }
+  void Drop(TxDrop reason, uint64_t n) { tx_drops[static_cast<size_t>(reason)].Add(n); }
+};
+
+struct WorkerCounters {
+  std::array<PortCounters, kMaxPorts> ports;
+};
+
+// A plain sum over workers, taken by a reader.
+struct PortTotals {
+  uint64_t rx_packets = 0, rx_bytes = 0, tx_packets = 0, tx_bytes = 0;
+  std::array<uint64_t, static_cast<size_t>(RxDrop::kCount)> rx_drops{};
+  std::array<uint64_t, static_cast<size_t>(TxDrop::kCount)> tx_drops{};
+
+  void AddFrom(const PortCounters& c) {
+    rx_packets += c.rx_packets.Read();
+    rx_bytes += c.rx_bytes.Read();
+    tx_packets += c.tx_packets.Read();
+    tx_bytes += c.tx_bytes.Read();
+    for (size_t i = 0; i < rx_drops.size(); ++i) rx_drops[i] += c.rx_drops[i].Read();
+    for (size_t i = 0; i < tx_drops.size(); ++i) tx_drops[i] += c.tx_drops[i].Read();
+  }
+};
+
+}  // namespace hvswitch

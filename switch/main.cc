@@ -1,0 +1,184 @@
+// hvswitch daemon: parses options, starts DPDK and the bridge, serves metrics, and runs
+// the control loop on the main thread until SIGINT/SIGTERM.
+#include <sched.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <exception>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <prometheus/exposer.h>
+
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "ports/socket_path.h"
+#include "switch/bridge.h"
+#include "switch/eal_args.h"
+#include "switch/log.h"
+#include "switch/metrics.h"
+#include "switch/options.h"
+
+namespace hvswitch {
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+void OnSignal(int) { g_stop.store(true); }
+
+std::vector<unsigned> AvailableCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<unsigned> cpus;
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return {0};
+  for (unsigned cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
+  }
+  return cpus;
+}
+
+bool HugepagesFree() {
+  for (const char* path : {"/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages",
+                           "/sys/kernel/mm/hugepages/hugepages-1048576kB/free_hugepages"}) {
+    std::ifstream in(path);
+    long pages = 0;
+    if (in >> pages && pages > 0) return true;
+  }
+  return false;
+}
+
+void PrintDefaultConfigurationHelp(const DaemonOptions& options) {
+  const std::string& dir = options.runtime_dir;
+  absl::FPrintF(stderr, R"(
+hvswitch is running its default configuration:
+  vm1   vhost-user  %s/vm1.sock   (hvswitch is the server)
+  vm2   vhost-user  %s/vm2.sock
+  mem1  memif       %s/memif.sock (hvswitch is the memif server, id 0)
+Attach a QEMU guest (guest memory must be shared):
+  qemu-system-x86_64 ... -object memory-backend-memfd,id=mem,size=1G,share=on \
+    -numa node,memdev=mem -chardev socket,id=chr0,path=%s/vm1.sock \
+    -netdev vhost-user,id=net0,chardev=chr0 -device virtio-net-pci,netdev=net0
+Attach a dpdk-testpmd guest over vhost-user:
+  dpdk-testpmd --no-pci --file-prefix=guest1 --no-huge -m 512 \
+    --vdev=net_virtio_user0,path=%s/vm2.sock -- -i --total-num-mbufs=8192
+Attach a dpdk-testpmd guest over memif:
+  dpdk-testpmd --no-pci --file-prefix=guest2 --no-huge -m 512 \
+    --vdev=net_memif0,role=client,socket=%s/memif.sock,socket-abstract=no \
+    -- -i --total-num-mbufs=8192
+Metrics: %s
+)",
+               dir, dir, dir, dir, dir, dir,
+               options.metrics_address.empty() ? std::string("off")
+                                               : "http://" + options.metrics_address + "/metrics");
+}
+
+// Everything after EAL start-up; returns the exit code. Objects are destroyed in reverse
+// order of creation: the metrics endpoint before the bridge it reads.
+int RunSwitch(const DaemonOptions& options, const EalPlan& plan) {
+  BridgeConfig config;
+  config.ports = options.ports;
+  config.worker_lcores = plan.worker_lcores;
+  absl::StatusOr<std::unique_ptr<Bridge>> bridge = Bridge::Create(config);
+  if (!bridge.ok()) {
+    Log("%s", bridge.status().message());
+    return 1;
+  }
+
+  std::shared_ptr<MetricsCollector> collector;
+  std::unique_ptr<prometheus::Exposer> exposer;
+  if (!options.metrics_address.empty()) {
+    try {
+      exposer = std::make_unique<prometheus::Exposer>(options.metrics_address);
+    } catch (const std::exception& e) {
+      Log("cannot serve metrics on %s: %s", options.metrics_address, e.what());
+      return 1;
+    }
+    Bridge* b = bridge->get();
+    collector = std::make_shared<MetricsCollector>([b] { return b->Snapshot(); });
+    exposer->RegisterCollectable(collector);
+    Log("metrics at http://%s/metrics", options.metrics_address);
+  }
+
+  absl::Status started = (*bridge)->StartWorkers();
+  if (!started.ok()) {
+    Log("%s", started.message());
+    return 1;
+  }
+  if (options.uses_default_ports) PrintDefaultConfigurationHelp(options);
+  Log("forwarding between %d ports", (*bridge)->ports().size());
+
+  while (!g_stop.load()) {
+    (*bridge)->Poll();
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  Log("stopping");
+  (*bridge)->StopWorkers();
+  exposer.reset();
+  return 0;
+}
+
+int Main(int argc, char** argv) {
+  absl::StatusOr<DaemonOptions> options =
+      ParseDaemonOptions(std::vector<std::string>(argv + 1, argv + argc));
+  if (!options.ok()) {
+    Log("%s", options.status().message());
+    return 2;
+  }
+  if (options->help) {
+    std::fputs(UsageText().c_str(), stdout);
+    return 0;
+  }
+  if (options->uses_default_ports) {
+    // Only the last directory level is created: the runtime directory's parent is the
+    // system's (/run) or the operator's.
+    if (mkdir(options->runtime_dir.c_str(), 0755) != 0 && errno != EEXIST) {
+      Log("cannot create runtime directory %s: %s", options->runtime_dir, strerror(errno));
+      return 1;
+    }
+  }
+  for (const PortSpec& spec : options->ports) {
+    absl::Status status = PrepareSocketPath(spec);
+    if (!status.ok()) {
+      Log("%s", status.message());
+      return 1;
+    }
+  }
+  absl::StatusOr<EalPlan> plan = PlanEal(*options, AvailableCpus(), HugepagesFree());
+  if (!plan.ok()) {
+    Log("%s", plan.status().message());
+    return 2;
+  }
+
+  std::vector<char*> eal_argv;
+  for (std::string& arg : plan->args) eal_argv.push_back(arg.data());
+  if (rte_eal_init(static_cast<int>(eal_argv.size()), eal_argv.data()) < 0) {
+    Log("cannot start DPDK (EAL): %s", rte_strerror(rte_errno));
+    return 1;
+  }
+  struct sigaction action{};
+  action.sa_handler = OnSignal;
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+
+  int code = RunSwitch(*options, *plan);
+  rte_eal_cleanup();
+  // A port that failed half-way may have left its socket: remove every socket we own.
+  for (const PortSpec& spec : options->ports) {
+    if (spec.OwnsSocket()) RemoveSocketFile(spec.path);
+  }
+  return code;
+}
+
+}  // namespace
+}  // namespace hvswitch
+
+int main(int argc, char** argv) { return hvswitch::Main(argc, argv); }

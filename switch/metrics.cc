@@ -1,0 +1,118 @@
+#include "switch/metrics.h"
+
+#include <string>
+
+namespace hvswitch {
+namespace {
+
+using prometheus::ClientMetric;
+using prometheus::MetricFamily;
+using prometheus::MetricType;
+
+MetricFamily Family(std::string name, std::string help, MetricType type) {
+  return MetricFamily{std::move(name), std::move(help), type, {}};
+}
+
+void AddSample(MetricFamily& family, std::vector<ClientMetric::Label> labels, double value) {
+  ClientMetric metric;
+  metric.label = std::move(labels);
+  if (family.type == MetricType::Counter) {
+    metric.counter.value = value;
+  } else {
+    metric.gauge.value = value;
+  }
+  family.metric.push_back(std::move(metric));
+}
+
+// One family with one sample per port, the value taken from each port by `get`.
+template <typename Get>
+MetricFamily PerPort(const BridgeSnapshot& snap, std::string name, std::string help,
+                     MetricType type, Get get) {
+  MetricFamily family = Family(std::move(name), std::move(help), type);
+  for (const PortSnapshot& port : snap.ports) {
+    AddSample(family, {{"port", port.name}}, static_cast<double>(get(port)));
+  }
+  return family;
+}
+
+}  // namespace
+
+std::vector<MetricFamily> RenderMetrics(const BridgeSnapshot& snap) {
+  std::vector<MetricFamily> out;
+  out.push_back(PerPort(snap, "hvswitch_port_receive_packets_total",
+                        "Frames received from the port (before any drop).",
+                        MetricType::Counter, [](auto& p) { return p.totals.rx_packets; }));
+  out.push_back(PerPort(snap, "hvswitch_port_receive_bytes_total",
+                        "Bytes received from the port.", MetricType::Counter,
+                        [](auto& p) { return p.totals.rx_bytes; }));
+  out.push_back(PerPort(snap, "hvswitch_port_transmit_packets_total",
+                        "Frames sent to the port.", MetricType::Counter,
+                        [](auto& p) { return p.totals.tx_packets; }));
+  out.push_back(PerPort(snap, "hvswitch_port_transmit_bytes_total",
+                        "Bytes sent to the port.", MetricType::Counter,
+                        [](auto& p) { return p.totals.tx_bytes; }));
+
+  MetricFamily rx_drop = Family(
+      "hvswitch_port_receive_drop_total",
+      "Frames dropped after receive, by reason. no_mbuf: the buffer pool ran dry (raise it "
+      "or find who holds buffers); malformed: runt or group-source frames from the port; "
+      "hairpin: destination learned on the ingress port itself (a loop or a confused peer).",
+      MetricType::Counter);
+  for (const PortSnapshot& port : snap.ports) {
+    AddSample(rx_drop, {{"port", port.name}, {"reason", "no_mbuf"}},
+              static_cast<double>(port.rx_no_mbuf));
+    for (size_t r = 0; r < kRxDropNames.size(); ++r) {
+      AddSample(rx_drop, {{"port", port.name}, {"reason", std::string(kRxDropNames[r])}},
+                static_cast<double>(port.totals.rx_drops[r]));
+    }
+  }
+  out.push_back(std::move(rx_drop));
+
+  MetricFamily tx_drop = Family(
+      "hvswitch_port_transmit_drop_total",
+      "Frames for the port that were not sent, by reason. queue_full: the guest or device "
+      "is not draining its ring fast enough; link_down: the guest is not connected.",
+      MetricType::Counter);
+  for (const PortSnapshot& port : snap.ports) {
+    for (size_t r = 0; r < kTxDropNames.size(); ++r) {
+      AddSample(tx_drop, {{"port", port.name}, {"reason", std::string(kTxDropNames[r])}},
+                static_cast<double>(port.totals.tx_drops[r]));
+    }
+  }
+  out.push_back(std::move(tx_drop));
+
+  out.push_back(PerPort(snap, "hvswitch_port_up",
+                        "1 while the port's link is up (guest connected); 0 means frames "
+                        "for it are dropped as link_down.",
+                        MetricType::Gauge, [](auto& p) { return p.up ? 1 : 0; }));
+  MetricFamily info = Family("hvswitch_port_info",
+                             "What the port is (always 1): type, MAC and socket or devargs.",
+                             MetricType::Gauge);
+  for (const PortSnapshot& port : snap.ports) {
+    AddSample(info,
+              {{"port", port.name}, {"type", port.type}, {"mac", port.mac}, {"path", port.path}},
+              1);
+  }
+  out.push_back(std::move(info));
+  out.push_back(PerPort(snap, "hvswitch_port_mtu_bytes", "The port's MTU in bytes.",
+                        MetricType::Gauge, [](auto& p) { return p.mtu; }));
+
+  MetricFamily entries = Family("hvswitch_fdb_entries",
+                                "MAC addresses in the forwarding table.", MetricType::Gauge);
+  AddSample(entries, {}, static_cast<double>(snap.fdb_entries));
+  out.push_back(std::move(entries));
+  MetricFamily learned = Family("hvswitch_fdb_learned_total",
+                                "MAC addresses learned (new table entries).",
+                                MetricType::Counter);
+  AddSample(learned, {}, static_cast<double>(snap.fdb_learned));
+  out.push_back(std::move(learned));
+  MetricFamily moves = Family("hvswitch_fdb_moves_total",
+                              "Learned MACs seen on another port than before; a steady rate "
+                              "means a loop or a MAC shared by two guests.",
+                              MetricType::Counter);
+  AddSample(moves, {}, static_cast<double>(snap.fdb_moves));
+  out.push_back(std::move(moves));
+  return out;
+}
+
+}  // namespace hvswitch

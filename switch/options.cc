@@ -1,0 +1,183 @@
+#include "switch/options.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/string_view.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+
+// A hand-written parser rather than absl flags: `--port` repeats and its values contain
+// commas, which absl's flag types cannot accumulate.
+namespace hvswitch {
+namespace {
+
+struct Parser {
+  DaemonOptions options;
+  int config_depth = 0;
+
+  absl::Status Apply(absl::string_view key, absl::string_view value) {
+    if (key == "port") {
+      absl::StatusOr<PortSpec> spec = ParsePortSpec(value);
+      if (!spec.ok()) return spec.status();
+      options.ports.push_back(*std::move(spec));
+    } else if (key == "lcores") {
+      absl::StatusOr<std::vector<unsigned>> cpus = ParseCpuList(value);
+      if (!cpus.ok()) return cpus.status();
+      options.worker_cpus = *std::move(cpus);
+    } else if (key == "metrics_address") {
+      if (value == "none") {
+        options.metrics_address.clear();
+      } else if (value.find(':') == absl::string_view::npos) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--metrics_address must be HOST:PORT or none, not '", value, "'"));
+      } else {
+        options.metrics_address = std::string(value);
+      }
+    } else if (key == "eal") {
+      for (absl::string_view arg : absl::StrSplit(value, ' ', absl::SkipWhitespace())) {
+        options.eal_args.emplace_back(arg);
+      }
+    } else if (key == "runtime_dir") {
+      if (value.empty()) return absl::InvalidArgumentError("--runtime_dir is empty");
+      options.runtime_dir = std::string(value);
+    } else if (key == "config") {
+      return ReadConfig(value);
+    } else if (key == "help") {
+      options.help = true;
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat("unknown option --", key));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status ReadConfig(absl::string_view path) {
+    if (++config_depth > 4) return absl::InvalidArgumentError("--config nested too deeply");
+    std::ifstream in{std::string(path)};
+    if (!in) return absl::NotFoundError(absl::StrCat("cannot read config file ", path));
+    std::string line;
+    int number = 0;
+    while (std::getline(in, line)) {
+      ++number;
+      absl::string_view text = absl::StripAsciiWhitespace(line);
+      if (text.empty() || text[0] == '#') continue;
+      absl::ConsumePrefix(&text, "--");
+      std::pair<absl::string_view, absl::string_view> kv =
+          absl::StrSplit(text, absl::MaxSplits('=', 1));
+      absl::Status status = Apply(kv.first, kv.second);
+      if (!status.ok()) {
+        return absl::Status(status.code(),
+                            absl::StrCat(path, ":", number, ": ", status.message()));
+      }
+    }
+    --config_depth;
+    return absl::OkStatus();
+  }
+};
+
+absl::Status Validate(const DaemonOptions& options) {
+  absl::flat_hash_set<std::string> names, paths;
+  for (const PortSpec& spec : options.ports) {
+    if (!names.insert(spec.name).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("port '", spec.name, "': duplicate port name"));
+    }
+    if (!spec.path.empty() && !paths.insert(spec.path).second) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "port '", spec.name, "': socket ", spec.path, " is already used by another port"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<unsigned>> ParseCpuList(absl::string_view text) {
+  std::vector<unsigned> cpus;
+  auto bad = [&] {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--lcores must be a CPU list such as 1 or 1,2 or 1-3, not '", text, "'"));
+  };
+  for (absl::string_view part : absl::StrSplit(text, ',')) {
+    std::pair<absl::string_view, absl::string_view> range =
+        absl::StrSplit(part, absl::MaxSplits('-', 1));
+    unsigned first = 0, last = 0;
+    if (!absl::SimpleAtoi(range.first, &first)) return bad();
+    last = first;
+    if (!range.second.empty() && !absl::SimpleAtoi(range.second, &last)) return bad();
+    if (last < first || last >= 1024) return bad();
+    for (unsigned cpu = first; cpu <= last; ++cpu) {
+      for (unsigned seen : cpus) {
+        if (seen == cpu) return bad();
+      }
+      cpus.push_back(cpu);
+    }
+  }
+  if (cpus.empty()) return bad();
+  return cpus;
+}
+
+absl::StatusOr<DaemonOptions> ParseDaemonOptions(const std::vector<std::string>& args) {
+  Parser parser;
+  for (size_t i = 0; i < args.size(); ++i) {
+    absl::string_view arg = args[i];
+    if (!absl::ConsumePrefix(&arg, "--")) {
+      return absl::InvalidArgumentError(absl::StrCat("unexpected argument '", arg, "'"));
+    }
+    std::pair<absl::string_view, absl::string_view> kv =
+        absl::StrSplit(arg, absl::MaxSplits('=', 1));
+    absl::string_view value = kv.second;
+    if (arg.find('=') == absl::string_view::npos && kv.first != "help") {
+      if (i + 1 >= args.size()) {
+        return absl::InvalidArgumentError(absl::StrCat("--", kv.first, " needs a value"));
+      }
+      value = args[++i];
+    }
+    absl::Status status = parser.Apply(kv.first, value);
+    if (!status.ok()) return status;
+  }
+  DaemonOptions& options = parser.options;
+  if (options.ports.empty()) {
+    options.ports = DefaultPorts(options.runtime_dir);
+    options.uses_default_ports = true;
+  }
+  absl::Status status = Validate(options);
+  if (!status.ok()) return status;
+  return std::move(options);
+}
+
+std::vector<PortSpec> DefaultPorts(absl::string_view runtime_dir) {
+  std::vector<PortSpec> ports(3);
+  ports[0].name = "vm1";
+  ports[0].type = PortType::kVhostUser;
+  ports[0].path = absl::StrCat(runtime_dir, "/vm1.sock");
+  ports[1].name = "vm2";
+  ports[1].type = PortType::kVhostUser;
+  ports[1].path = absl::StrCat(runtime_dir, "/vm2.sock");
+  ports[2].name = "mem1";
+  ports[2].type = PortType::kMemif;
+  ports[2].path = absl::StrCat(runtime_dir, "/memif.sock");
+  return ports;
+}
+
+std::string UsageText() {
+  return R"(usage: hvswitch [options]
+  --port=NAME,type=vhost-user,path=SOCKET[,client=1][,queues=N]
+  --port=NAME,type=memif,path=SOCKET[,id=N]
+  --port=NAME,type=dpdk,devargs=DEVARGS      (devargs last; taken verbatim)
+  --lcores=LIST           CPUs for poll-mode workers (default: the last CPU)
+  --metrics_address=HOST:PORT|none   Prometheus endpoint (default 127.0.0.1:9417)
+  --eal="ARGS"            extra EAL arguments, e.g. "--no-huge -m 1024"
+  --runtime_dir=DIR       where the default configuration puts its sockets
+                          (default /run/hvswitch)
+  --config=FILE           the same options, one per line
+With no --port, hvswitch starts two vhost-user ports (vm1, vm2) and one memif port (mem1)
+with sockets in the runtime directory.
+)";
+}
+
+}  // namespace hvswitch

@@ -1,0 +1,40 @@
+// DaemonOptions: the daemon's command line and config file (same grammar), parsed and
+// validated before DPDK starts. Control-plane only.
+#pragma once
+
+#include <string>
+#include "absl/strings/string_view.h"
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "ports/port_spec.h"
+
+namespace hvswitch {
+
+inline constexpr absl::string_view kDefaultMetricsAddress = "127.0.0.1:9417";
+inline constexpr absl::string_view kDefaultRuntimeDir = "/run/hvswitch";
+
+struct DaemonOptions {
+  std::vector<PortSpec> ports;
+  std::vector<unsigned> worker_cpus;            // empty: one worker on the last CPU
+  std::string metrics_address{kDefaultMetricsAddress};  // empty: no endpoint
+  std::vector<std::string> eal_args;
+  std::string runtime_dir{kDefaultRuntimeDir};
+  bool uses_default_ports = false;  // no --port given: the embedded default configuration
+  bool help = false;
+};
+
+// Parses `--key=value` / `--key value` options; `--port` may repeat; `--config=FILE` reads
+// the same options from FILE, one per line (leading `--` optional, `#` starts a comment).
+absl::StatusOr<DaemonOptions> ParseDaemonOptions(const std::vector<std::string>& args);
+
+// Parses `1`, `1,3` or `1-3` into CPU numbers.
+absl::StatusOr<std::vector<unsigned>> ParseCpuList(absl::string_view text);
+
+// The ports started when none is configured: two vhost-user guests and one memif guest
+// with their sockets in `runtime_dir`.
+std::vector<PortSpec> DefaultPorts(absl::string_view runtime_dir);
+
+std::string UsageText();
+
+}  // namespace hvswitch

@@ -1,0 +1,22 @@
+#include "switch/worker.h"
+
+#include <rte_ethdev.h>
+
+namespace hvswitch {
+
+int Worker::Main(void* self) {
+  static_cast<Worker*>(self)->Run();
+  return 0;
+}
+
+void Worker::Run() {
+  rte_mbuf* pkts[kMaxBurst];
+  while (!stop_.load(std::memory_order_relaxed)) {
+    for (const RxQueueRef& q : rx_queues_) {
+      uint16_t n = rte_eth_rx_burst(q.eth_port, q.queue, pkts, burst_);
+      if (n != 0) forwarder_.HandleBurst(q.port, pkts, n);
+    }
+  }
+}
+
+}  // namespace hvswitch

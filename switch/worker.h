@@ -1,0 +1,42 @@
+// Worker: a poll-mode loop on one lcore. It polls its receive queues in turn and hands
+// every burst to its Forwarder. Runs until `stop` is set by the control thread.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
+#include "switch/forwarder.h"
+
+namespace hvswitch {
+
+struct RxQueueRef {
+  uint16_t port;      // bridge port index
+  uint16_t eth_port;  // ethdev id
+  uint16_t queue;
+};
+
+class Worker {
+ public:
+  Worker(uint16_t id, const Datapath& datapath, LearnQueue& learn, WorkerCounters& counters,
+         std::vector<RxQueueRef> rx_queues, uint16_t burst, const std::atomic<bool>& stop)
+      : id_(id), forwarder_(datapath, id, counters, learn), rx_queues_(std::move(rx_queues)),
+        burst_(burst), stop_(stop) {}
+
+  uint16_t id() const { return id_; }
+  const std::vector<RxQueueRef>& rx_queues() const { return rx_queues_; }
+
+  // The lcore entry point for rte_eal_remote_launch; `self` is the Worker.
+  static int Main(void* self);
+
+ private:
+  void Run();
+
+  uint16_t id_;
+  Forwarder forwarder_;
+  std::vector<RxQueueRef> rx_queues_;
+  uint16_t burst_;
+  const std::atomic<bool>& stop_;
+};
+
+}  // namespace hvswitch

@@ -1,0 +1,189 @@
+// hvs_guest: a scriptable DPDK guest for the end-to-end tests. It owns one port (the
+// first ethdev: a virtio-user or memif client given with --vdev) and obeys one command
+// per line on stdin, answering each with one JSON line on stdout:
+//   link                       -> {"link":0|1}
+//   mac                        -> {"mac":"aa:bb:.."}
+//   send DST SRC COUNT [SIZE]  -> {"sent":N}   frames DST<-SRC, ethertype 0x88b5
+//   stats                      -> {"rx":N,"rx_bytes":N,"tx":N,"tx_bytes":N,
+//                                  "flows":{"SRC>DST":N,...}}
+//   clear                      -> {"ok":1}     forget received flows (not the totals)
+//   quit                       -> {"ok":1}
+// Usage: hvs_guest EAL-ARGS...
+#include <poll.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+#include <rte_ether.h>
+#include <rte_mbuf.h>
+
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+
+namespace {
+
+constexpr uint16_t kPort = 0;
+constexpr uint16_t kEtherType = 0x88b5;
+
+std::string MacString(const rte_ether_addr& a) {
+  char buf[RTE_ETHER_ADDR_FMT_SIZE];
+  rte_ether_format_addr(buf, sizeof(buf), &a);
+  for (char* c = buf; *c; ++c) *c = static_cast<char>(tolower(*c));
+  return buf;
+}
+
+struct Guest {
+  rte_mempool* pool = nullptr;
+  uint64_t rx = 0, rx_bytes = 0, tx = 0, tx_bytes = 0;
+  std::map<std::string, uint64_t> flows;
+
+  void Receive() {
+    rte_mbuf* pkts[32];
+    uint16_t n = rte_eth_rx_burst(kPort, 0, pkts, 32);
+    for (uint16_t i = 0; i < n; ++i) {
+      ++rx;
+      rx_bytes += pkts[i]->pkt_len;
+      const auto* eth = rte_pktmbuf_mtod(pkts[i], const rte_ether_hdr*);
+      ++flows[MacString(eth->src_addr) + ">" + MacString(eth->dst_addr)];
+    }
+    rte_pktmbuf_free_bulk(pkts, n);
+  }
+
+  uint64_t Send(const rte_ether_addr& dst, const rte_ether_addr& src, uint64_t count,
+                uint16_t size) {
+    uint64_t sent = 0;
+    uint64_t deadline = rte_get_tsc_cycles() + 5 * rte_get_tsc_hz();
+    while (sent < count && rte_get_tsc_cycles() < deadline) {
+      rte_mbuf* m = rte_pktmbuf_alloc(pool);
+      if (m == nullptr) {
+        Receive();
+        continue;
+      }
+      char* data = rte_pktmbuf_append(m, size);
+      std::memset(data, 0, size);
+      auto* eth = reinterpret_cast<rte_ether_hdr*>(data);
+      eth->dst_addr = dst;
+      eth->src_addr = src;
+      eth->ether_type = rte_cpu_to_be_16(kEtherType);
+      std::memcpy(data + sizeof(rte_ether_hdr), &sent, sizeof(sent));
+      while (rte_eth_tx_burst(kPort, 0, &m, 1) == 0) {
+        Receive();  // the switch may be waiting for us to drain our ring
+        if (rte_get_tsc_cycles() >= deadline) {
+          rte_pktmbuf_free(m);
+          return sent;
+        }
+      }
+      ++sent;
+      ++tx;
+      tx_bytes += size;
+    }
+    return sent;
+  }
+
+  std::string Handle(const std::string& line, bool* quit) {
+    std::istringstream in(line);
+    std::string cmd;
+    in >> cmd;
+    if (cmd == "link") {
+      rte_eth_link link{};
+      rte_eth_link_get_nowait(kPort, &link);
+      return "{\"link\":" + std::to_string(link.link_status) + "}";
+    }
+    if (cmd == "mac") {
+      rte_ether_addr a{};
+      rte_eth_macaddr_get(kPort, &a);
+      return "{\"mac\":\"" + MacString(a) + "\"}";
+    }
+    if (cmd == "send") {
+      std::string dst_text, src_text;
+      uint64_t count = 0;
+      unsigned size = 64;
+      in >> dst_text >> src_text >> count;
+      if (!(in >> size)) size = 64;
+      rte_ether_addr dst{}, src{};
+      if (rte_ether_unformat_addr(dst_text.c_str(), &dst) != 0 ||
+          rte_ether_unformat_addr(src_text.c_str(), &src) != 0 || size < 60 || size > 1518) {
+        return "{\"error\":\"bad send arguments\"}";
+      }
+      return "{\"sent\":" + std::to_string(Send(dst, src, count, static_cast<uint16_t>(size))) +
+             "}";
+    }
+    if (cmd == "stats") {
+      std::string out = "{\"rx\":" + std::to_string(rx) + ",\"rx_bytes\":" +
+                        std::to_string(rx_bytes) + ",\"tx\":" + std::to_string(tx) +
+                        ",\"tx_bytes\":" + std::to_string(tx_bytes) + ",\"flows\":{";
+      bool first = true;
+      for (const auto& [flow, n] : flows) {
+        out += (first ? "\"" : ",\"") + flow + "\":" + std::to_string(n);
+        first = false;
+      }
+      return out + "}}";
+    }
+    if (cmd == "clear") {
+      flows.clear();
+      return "{\"ok\":1}";
+    }
+    if (cmd == "quit") {
+      *quit = true;
+      return "{\"ok\":1}";
+    }
+    return "{\"error\":\"unknown command\"}";
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (rte_eal_init(argc, argv) < 0) {
+    std::fprintf(stderr, "hvs_guest: cannot init EAL\n");
+    return 1;
+  }
+  if (rte_eth_dev_count_avail() == 0) {
+    std::fprintf(stderr, "hvs_guest: no port (give --vdev)\n");
+    return 1;
+  }
+  Guest guest;
+  guest.pool = rte_pktmbuf_pool_create("guest", 4095, 64, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
+                                       static_cast<int>(rte_socket_id()));
+  rte_eth_conf conf{};
+  if (guest.pool == nullptr || rte_eth_dev_configure(kPort, 1, 1, &conf) != 0 ||
+      rte_eth_rx_queue_setup(kPort, 0, 1024, rte_eth_dev_socket_id(kPort), nullptr,
+                             guest.pool) != 0 ||
+      rte_eth_tx_queue_setup(kPort, 0, 1024, rte_eth_dev_socket_id(kPort), nullptr) != 0 ||
+      rte_eth_dev_start(kPort) != 0) {
+    std::fprintf(stderr, "hvs_guest: cannot start port\n");
+    return 1;
+  }
+  std::printf("{\"ready\":1}\n");
+  std::fflush(stdout);
+
+  std::string pending;
+  bool quit = false;
+  while (!quit) {
+    guest.Receive();
+    pollfd pfd{STDIN_FILENO, POLLIN, 0};
+    if (poll(&pfd, 1, 0) > 0) {
+      char buf[4096];
+      ssize_t got = read(STDIN_FILENO, buf, sizeof(buf));
+      if (got <= 0) break;  // the test went away
+      pending.append(buf, static_cast<size_t>(got));
+      for (size_t nl; (nl = pending.find('\n')) != std::string::npos;) {
+        std::string line = pending.substr(0, nl);
+        pending.erase(0, nl + 1);
+        std::printf("%s\n", guest.Handle(line, &quit).c_str());
+        std::fflush(stdout);
+      }
+    } else {
+      usleep(100);  // a test guest need not burn a core
+    }
+  }
+  rte_eth_dev_stop(kPort);
+  rte_eth_dev_close(kPort);
+  rte_eal_cleanup();
+  return 0;
+}

@@ -1,0 +1,93 @@
+#include "switch/metrics.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <prometheus/text_serializer.h>
+
+namespace hvswitch {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string Render(const BridgeSnapshot& snap) {
+  return prometheus::TextSerializer().Serialize(RenderMetrics(snap));
+}
+
+TEST(MetricsTest, NamesLabelsAndValuesFollowTheMetricList) {
+  BridgeSnapshot snap;
+  PortSnapshot vm1;
+  vm1.name = "vm1";
+  vm1.type = "vhost-user";
+  vm1.mac = "56:48:4f:53:54:00";
+  vm1.path = "/run/hvswitch/vm1.sock";
+  vm1.up = true;
+  vm1.mtu = 1500;
+  vm1.totals.rx_packets = 10;
+  vm1.totals.rx_bytes = 640;
+  vm1.totals.tx_packets = 7;
+  vm1.totals.tx_bytes = 448;
+  vm1.totals.rx_drops[static_cast<size_t>(RxDrop::kHairpin)] = 3;
+  vm1.totals.tx_drops[static_cast<size_t>(TxDrop::kQueueFull)] = 2;
+  vm1.rx_no_mbuf = 5;
+  PortSnapshot mem1;
+  mem1.name = "mem1";
+  mem1.type = "memif";
+  snap.ports = {vm1, mem1};
+  snap.fdb_entries = 4;
+  snap.fdb_learned = 6;
+  snap.fdb_moves = 2;
+
+  std::string text = Render(snap);
+  EXPECT_THAT(text, HasSubstr("# TYPE hvswitch_port_receive_packets_total counter"));
+  EXPECT_THAT(text, HasSubstr("hvswitch_port_receive_packets_total{port=\"vm1\"} 10\n"));
+  EXPECT_THAT(text, HasSubstr("hvswitch_port_receive_bytes_total{port=\"vm1\"} 640\n"));
+  EXPECT_THAT(text, HasSubstr("hvswitch_port_transmit_packets_total{port=\"vm1\"} 7\n"));
+  EXPECT_THAT(text, HasSubstr("hvswitch_port_transmit_bytes_total{port=\"vm1\"} 448\n"));
+  EXPECT_THAT(text, HasSubstr(
+      "hvswitch_port_receive_drop_total{port=\"vm1\",reason=\"hairpin\"} 3\n"));
+  EXPECT_THAT(text, HasSubstr(
+      "hvswitch_port_receive_drop_total{port=\"vm1\",reason=\"no_mbuf\"} 5\n"));
+  EXPECT_THAT(text, HasSubstr(
+      "hvswitch_port_receive_drop_total{port=\"mem1\",reason=\"malformed\"} 0\n"));
+  EXPECT_THAT(text, HasSubstr(
+      "hvswitch_port_transmit_drop_total{port=\"vm1\",reason=\"queue_full\"} 2\n"));
+  EXPECT_THAT(text, HasSubstr(
+      "hvswitch_port_transmit_drop_total{port=\"vm1\",reason=\"link_down\"} 0\n"));
+  EXPECT_THAT(text, HasSubstr("# TYPE hvswitch_port_up gauge"));
+  EXPECT_THAT(text, HasSubstr("hvswitch_port_up{port=\"vm1\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("hvswitch_port_up{port=\"mem1\"} 0\n"));
+  EXPECT_THAT(text, HasSubstr("hvswitch_port_info{port=\"vm1\",type=\"vhost-user\","
+                              "mac=\"56:48:4f:53:54:00\",path=\"/run/hvswitch/vm1.sock\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("hvswitch_port_mtu_bytes{port=\"vm1\"} 1500\n"));
+  EXPECT_THAT(text, HasSubstr("hvswitch_fdb_entries 4\n"));
+  EXPECT_THAT(text, HasSubstr("hvswitch_fdb_learned_total 6\n"));
+  EXPECT_THAT(text, HasSubstr("hvswitch_fdb_moves_total 2\n"));
+}
+
+TEST(MetricsTest, EveryFamilyHasHelpAndCountersEndInTotal) {
+  BridgeSnapshot snap;
+  snap.ports.resize(1);
+  snap.ports[0].name = "p";
+  for (const prometheus::MetricFamily& family : RenderMetrics(snap)) {
+    EXPECT_FALSE(family.help.empty()) << family.name;
+    EXPECT_EQ(family.name.rfind("hvswitch_", 0), 0u) << family.name;
+    bool ends_total = family.name.size() > 6 &&
+                      family.name.compare(family.name.size() - 6, 6, "_total") == 0;
+    EXPECT_EQ(family.type == prometheus::MetricType::Counter, ends_total) << family.name;
+  }
+}
+
+TEST(CountersTest, TotalsSumEveryWorker) {
+  WorkerCounters a, b;
+  a.ports[1].rx_packets.Add(3);
+  b.ports[1].rx_packets.Add(4);
+  b.ports[1].Drop(TxDrop::kLinkDown, 2);
+  PortTotals totals;
+  totals.AddFrom(a.ports[1]);
+  totals.AddFrom(b.ports[1]);
+  EXPECT_EQ(totals.rx_packets, 7u);
+  EXPECT_EQ(totals.tx_drops[static_cast<size_t>(TxDrop::kLinkDown)], 2u);
+}
+
+}  // namespace
+}  // namespace hvswitch

@@ -1,0 +1,135 @@
+#include "switch/options.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+
+#include "switch/eal_args.h"
+
+namespace hvswitch {
+namespace {
+
+using ::testing::Contains;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+absl::StatusOr<DaemonOptions> Parse(std::vector<std::string> args) {
+  return ParseDaemonOptions(args);
+}
+
+TEST(OptionsTest, NoPortMeansTheDefaultConfiguration) {
+  absl::StatusOr<DaemonOptions> o = Parse({"--runtime_dir=/tmp/r"});
+  ASSERT_TRUE(o.ok());
+  EXPECT_TRUE(o->uses_default_ports);
+  ASSERT_EQ(o->ports.size(), 3u);
+  EXPECT_EQ(o->ports[0].path, "/tmp/r/vm1.sock");
+  EXPECT_EQ(o->ports[2].type, PortType::kMemif);
+  EXPECT_EQ(o->metrics_address, "127.0.0.1:9417");
+}
+
+TEST(OptionsTest, RepeatedPortsAndEveryOption) {
+  absl::StatusOr<DaemonOptions> o =
+      Parse({"--port=a,type=vhost-user,path=/a", "--port", "b,type=memif,path=/b",
+             "--lcores=1-2", "--metrics_address=none", "--eal=--no-huge  -m 1024"});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_FALSE(o->uses_default_ports);
+  ASSERT_EQ(o->ports.size(), 2u);
+  EXPECT_EQ(o->ports[1].name, "b");
+  EXPECT_THAT(o->worker_cpus, ElementsAre(1u, 2u));
+  EXPECT_TRUE(o->metrics_address.empty());
+  EXPECT_THAT(o->eal_args, ElementsAre("--no-huge", "-m", "1024"));
+}
+
+TEST(OptionsTest, ConfigFileUsesTheSameGrammar) {
+  std::string path = testing::TempDir() + "/hvs_options_test.conf";
+  {
+    std::ofstream out(path);
+    out << "# a comment\n\nport=a,type=vhost-user,path=/a\n--port=b,type=memif,path=/b\n"
+           "metrics_address=127.0.0.1:9999\n";
+  }
+  absl::StatusOr<DaemonOptions> o = Parse({"--config=" + path});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->ports.size(), 2u);
+  EXPECT_EQ(o->metrics_address, "127.0.0.1:9999");
+
+  {
+    std::ofstream out(path);
+    out << "port=a,type=vhost-user,path=/a\nport=a,type=memif,path=/b\n";
+  }
+  o = Parse({"--config=" + path});
+  ASSERT_FALSE(o.ok());
+  EXPECT_THAT(o.status().message(), HasSubstr("port 'a': duplicate port name"));
+  {
+    std::ofstream out(path);
+    out << "port=a,type=vhost-user,path=/a\nbogus=1\n";
+  }
+  o = Parse({"--config=" + path});
+  ASSERT_FALSE(o.ok());
+  EXPECT_THAT(o.status().message(), HasSubstr(":2: unknown option --bogus"));
+  std::remove(path.c_str());
+}
+
+TEST(OptionsTest, BadInputIsRejected) {
+  EXPECT_THAT(Parse({"--port=a,type=memif,path=/a", "--port=a,type=memif,path=/b"})
+                  .status().message(), HasSubstr("duplicate port name"));
+  EXPECT_THAT(Parse({"--port=a,type=memif,path=/s", "--port=b,type=memif,path=/s"})
+                  .status().message(), HasSubstr("port 'b': socket /s is already used"));
+  EXPECT_THAT(Parse({"--frobnicate=1"}).status().message(), HasSubstr("unknown option"));
+  EXPECT_THAT(Parse({"--port"}).status().message(), HasSubstr("needs a value"));
+  EXPECT_THAT(Parse({"stray"}).status().message(), HasSubstr("unexpected argument"));
+  EXPECT_THAT(Parse({"--metrics_address=9417"}).status().message(), HasSubstr("HOST:PORT"));
+  EXPECT_THAT(Parse({"--config=/nonexistent/x.conf"}).status().message(),
+              HasSubstr("cannot read config file"));
+  EXPECT_THAT(Parse({"--port=a,type=foo,path=/a"}).status().message(),
+              HasSubstr("port 'a': unknown type 'foo'"));
+}
+
+TEST(CpuListTest, Forms) {
+  EXPECT_THAT(*ParseCpuList("3"), ElementsAre(3u));
+  EXPECT_THAT(*ParseCpuList("1,3"), ElementsAre(1u, 3u));
+  EXPECT_THAT(*ParseCpuList("0-2,5"), ElementsAre(0u, 1u, 2u, 5u));
+  EXPECT_FALSE(ParseCpuList("").ok());
+  EXPECT_FALSE(ParseCpuList("2-1").ok());
+  EXPECT_FALSE(ParseCpuList("1,1").ok());
+  EXPECT_FALSE(ParseCpuList("x").ok());
+}
+
+TEST(EalPlanTest, NeverProbesPciUnlessAPortNamesIt) {
+  DaemonOptions o = *Parse({"--port=a,type=vhost-user,path=/a"});
+  EalPlan plan = *PlanEal(o, {0, 1}, true);
+  EXPECT_THAT(plan.args, Contains("--no-pci"));
+  EXPECT_THAT(plan.args, Contains("--lcores=0@(0),1@1"));
+  EXPECT_THAT(plan.worker_lcores, ElementsAre(1u));
+  EXPECT_THAT(plan.args, Not(Contains("--no-huge")));
+
+  o = *Parse({"--port=a,type=dpdk,devargs=0000:03:00.0", "--port=b,type=memif,path=/b"});
+  plan = *PlanEal(o, {0, 1}, true);
+  EXPECT_THAT(plan.args, Not(Contains("--no-pci")));
+  auto a = std::find(plan.args.begin(), plan.args.end(), "-a");
+  ASSERT_NE(a, plan.args.end());
+  EXPECT_EQ(*(a + 1), "0000:03:00.0");
+  EXPECT_EQ(std::count(plan.args.begin(), plan.args.end(), "-a"), 1);
+}
+
+TEST(EalPlanTest, WorkersAndMemory) {
+  DaemonOptions o = *Parse({"--lcores=1,2"});
+  EalPlan plan = *PlanEal(o, {0, 1, 2, 3}, false);
+  EXPECT_THAT(plan.args, Contains("--lcores=0@(0,3),1@1,2@2"));
+  EXPECT_THAT(plan.worker_lcores, ElementsAre(1u, 2u));
+  EXPECT_THAT(plan.args, Contains("--no-huge"));  // no free hugepages
+  EXPECT_FALSE(PlanEal(*Parse({"--lcores=7"}), {0, 1}, true).ok());
+
+  o = *Parse({"--eal=--no-huge -m 256 --in-memory"});
+  plan = *PlanEal(o, {0}, false);
+  EXPECT_EQ(std::count(plan.args.begin(), plan.args.end(), "--no-huge"), 1);
+  EXPECT_THAT(plan.args, Not(Contains("--file-prefix=hvswitch")));
+  EXPECT_THAT(plan.args, Contains("--lcores=0@(0),1@0"));  // one CPU: shared
+}
+
+}  // namespace
+}  // namespace hvswitch

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "switch/log.h"
 #include "switch/mac_key.h"
+#include "switch/unmap_guard.h"
 
 namespace hvswitch {
 
@@ -70,6 +71,10 @@ absl::Status Bridge::Init() {
   datapath_.nb_ports = static_cast<uint16_t>(ports_.size());
 
   counters_ = std::make_unique<WorkerCounters[]>(nb_workers);
+  absl::StatusOr<std::unique_ptr<WorkerQuiescence>> quiescence =
+      WorkerQuiescence::Create(nb_workers);
+  if (!quiescence.ok()) return quiescence.status();
+  quiescence_ = *std::move(quiescence);
   // Receive queues go round-robin over the workers.
   std::vector<std::vector<RxQueueRef>> rx(nb_workers);
   size_t next = 0;
@@ -86,7 +91,7 @@ absl::Status Bridge::Init() {
     (*learn)->set_repeat_cycles(rte_get_tsc_hz() / 1000);
     learn_queues_.push_back(*std::move(learn));
     workers_.push_back(std::make_unique<Worker>(w, datapath_, *learn_queues_.back(),
-                                                counters_[w], std::move(rx[w]),
+                                                counters_[w], *quiescence_, std::move(rx[w]),
                                                 config_.burst, stop_workers_));
   }
   FollowLinks();
@@ -95,6 +100,7 @@ absl::Status Bridge::Init() {
 
 absl::Status Bridge::StartWorkers() {
   stop_workers_.store(false);
+  unmap_guard::Install(quiescence_.get());
   for (size_t w = 0; w < workers_.size(); ++w) {
     int rc = rte_eal_remote_launch(&Worker::Main, workers_[w].get(), config_.worker_lcores[w]);
     if (rc != 0) {
@@ -122,6 +128,7 @@ void Bridge::StopWorkers() {
 
 Bridge::~Bridge() {
   StopWorkers();
+  unmap_guard::Install(nullptr);
   ports_.clear();  // stops and closes the devices before their mbufs' pool goes
   workers_.clear();
   learn_queues_.clear();

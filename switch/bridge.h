@@ -16,6 +16,7 @@
 #include "switch/fdb.h"
 #include "switch/learn_queue.h"
 #include "switch/worker.h"
+#include "switch/worker_quiescence.h"
 
 struct rte_mempool;
 
@@ -60,6 +61,7 @@ class Bridge {
   Datapath datapath_;
   std::vector<std::unique_ptr<LearnQueue>> learn_queues_;
   std::unique_ptr<WorkerCounters[]> counters_;
+  std::unique_ptr<WorkerQuiescence> quiescence_;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::atomic<bool> stop_workers_{false};
   bool workers_running_ = false;

@@ -2,6 +2,8 @@
 
 #include <rte_ethdev.h>
 
+#include "switch/unmap_guard.h"
+
 namespace hvswitch {
 
 int Worker::Main(void* self) {
@@ -11,12 +13,16 @@ int Worker::Main(void* self) {
 
 void Worker::Run() {
   rte_mbuf* pkts[kMaxBurst];
+  unmap_guard::MarkWorkerThread();
+  quiescence_.Online(id_);
   while (!stop_.load(std::memory_order_relaxed)) {
     for (const RxQueueRef& q : rx_queues_) {
       uint16_t n = rte_eth_rx_burst(q.eth_port, q.queue, pkts, burst_);
       if (n != 0) forwarder_.HandleBurst(q.port, pkts, n);
     }
+    quiescence_.Quiescent(id_);
   }
+  quiescence_.Offline(id_);
 }
 
 }  // namespace hvswitch

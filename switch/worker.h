@@ -1,5 +1,6 @@
 // Worker: a poll-mode loop on one lcore. It polls its receive queues in turn and hands
-// every burst to its Forwarder. Runs until `stop` is set by the control thread.
+// every burst to its Forwarder, and reports a quiescent state after every round. Runs
+// until `stop` is set by the control thread.
 #pragma once
 
 #include <atomic>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "switch/forwarder.h"
+#include "switch/worker_quiescence.h"
 
 namespace hvswitch {
 
@@ -19,9 +21,10 @@ struct RxQueueRef {
 class Worker {
  public:
   Worker(uint16_t id, const Datapath& datapath, LearnQueue& learn, WorkerCounters& counters,
-         std::vector<RxQueueRef> rx_queues, uint16_t burst, const std::atomic<bool>& stop)
-      : id_(id), forwarder_(datapath, id, counters, learn), rx_queues_(std::move(rx_queues)),
-        burst_(burst), stop_(stop) {}
+         WorkerQuiescence& quiescence, std::vector<RxQueueRef> rx_queues, uint16_t burst,
+         const std::atomic<bool>& stop)
+      : id_(id), forwarder_(datapath, id, counters, learn), quiescence_(quiescence),
+        rx_queues_(std::move(rx_queues)), burst_(burst), stop_(stop) {}
 
   uint16_t id() const { return id_; }
   const std::vector<RxQueueRef>& rx_queues() const { return rx_queues_; }
@@ -34,6 +37,7 @@ class Worker {
 
   uint16_t id_;
   Forwarder forwarder_;
+  WorkerQuiescence& quiescence_;
   std::vector<RxQueueRef> rx_queues_;
   uint16_t burst_;
   const std::atomic<bool>& stop_;

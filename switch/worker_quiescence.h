@@ -1,0 +1,37 @@
+// WorkerQuiescence: the workers' RCU (rte_rcu_qsbr). Each worker reports a quiescent
+// state once per poll-loop iteration, outside any packet processing; the control thread
+// (or any non-worker thread) waits in Synchronize() until every online worker has done
+// so, after which nothing a worker read before the call is still in use.
+// Threads: Online/Quiescent/Offline from worker `id` only; Synchronize from non-workers.
+#pragma once
+
+#include <rte_rcu_qsbr.h>
+
+#include <cstdint>
+#include <memory>
+
+#include "absl/status/statusor.h"
+
+namespace hvswitch {
+
+class WorkerQuiescence {
+ public:
+  static absl::StatusOr<std::unique_ptr<WorkerQuiescence>> Create(uint32_t max_workers);
+  ~WorkerQuiescence();
+  WorkerQuiescence(const WorkerQuiescence&) = delete;
+  WorkerQuiescence& operator=(const WorkerQuiescence&) = delete;
+
+  void Online(uint32_t id) { rte_rcu_qsbr_thread_online(qsbr_, id); }
+  void Quiescent(uint32_t id) { rte_rcu_qsbr_quiescent(qsbr_, id); }
+  void Offline(uint32_t id) { rte_rcu_qsbr_thread_offline(qsbr_, id); }
+
+  void Synchronize() { rte_rcu_qsbr_synchronize(qsbr_, RTE_QSBR_THRID_INVALID); }
+
+  rte_rcu_qsbr* qsbr() { return qsbr_; }
+
+ private:
+  explicit WorkerQuiescence(rte_rcu_qsbr* qsbr) : qsbr_(qsbr) {}
+  rte_rcu_qsbr* qsbr_;
+};
+
+}  // namespace hvswitch

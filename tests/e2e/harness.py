@@ -1,0 +1,192 @@
+"""Processes for the end-to-end tests: the real hvswitch daemon and hvs_guest guests.
+
+Every process is started by this module, remembered by PID, and killed at the end of the
+test (or when the test process exits). Traffic stays inside this machine: vhost-user and
+memif sockets in a temporary directory, metrics on 127.0.0.1.
+"""
+import atexit
+import json
+import os
+import re
+import select
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.request
+
+HVSWITCH = os.environ.get("HVSWITCH", "build/switch/hvswitch")
+HVS_GUEST = os.environ.get("HVS_GUEST", "build/tests/hvs_guest")
+
+_live = []
+
+
+@atexit.register
+def _kill_everything():
+    for proc in _live:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for(predicate, timeout=20.0, what="condition"):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(0.05)
+
+
+_SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)$')
+_LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
+
+
+def parse_metrics(text):
+    """{(name, frozenset(labels.items())): value} of a Prometheus text exposition."""
+    out = {}
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        m = _SAMPLE.match(line)
+        if m:
+            labels = frozenset(_LABEL.findall(m.group(2) or ""))
+            out[(m.group(1), labels)] = float(m.group(3))
+    return out
+
+
+class Daemon:
+    """hvswitch with the given ports; sockets live in `self.dir`."""
+
+    def __init__(self, ports, extra=(), metrics=True, eal="--no-huge -m 512", sockdir=None):
+        self.dir = sockdir or tempfile.mkdtemp(prefix="hvs-e2e-")
+        self.metrics_port = free_port() if metrics else None
+        args = [HVSWITCH]
+        args += [f"--port={p.format(dir=self.dir)}" for p in ports]
+        args.append(f"--metrics_address=127.0.0.1:{self.metrics_port}" if metrics
+                    else "--metrics_address=none")
+        args.append(f"--eal={eal} --file-prefix=hvs-e2e-{os.getpid()}-{id(self)}")
+        args += list(extra)
+        self.log_path = os.path.join(self.dir, "hvswitch.log")
+        self.log = open(self.log_path, "wb")
+        self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT)
+        _live.append(self.proc)
+
+    def output(self):
+        with open(self.log_path, "rb") as f:
+            return f.read().decode(errors="replace")
+
+    def scrape(self):
+        url = f"http://127.0.0.1:{self.metrics_port}/metrics"
+        with urllib.request.urlopen(url, timeout=5) as r:
+            return parse_metrics(r.read().decode())
+
+    def value(self, name, **labels):
+        return self.scrape().get((name, frozenset(labels.items())))
+
+    def wait_ready(self, timeout=30):
+        def ready():
+            if self.proc.poll() is not None:
+                raise AssertionError(f"hvswitch exited {self.proc.returncode}:\n{self.output()}")
+            try:
+                return self.scrape()
+            except OSError:
+                return None
+        return wait_for(ready, timeout, "hvswitch metrics endpoint")
+
+    def wait_port_up(self, port, up=True, timeout=30):
+        wait_for(lambda: self.value("hvswitch_port_up", port=port) == (1.0 if up else 0.0),
+                 timeout, f"port {port} {'up' if up else 'down'}")
+
+    def stop(self, timeout=20):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                raise AssertionError("hvswitch did not stop on SIGTERM")
+        self.log.close()
+        return self.proc.returncode
+
+
+class Guest:
+    """An hvs_guest process attached to one socket, driven over its stdin/stdout."""
+
+    def __init__(self, kind, path, name):
+        if kind == "vhost-user":
+            vdev = f"net_virtio_user0,path={path}"
+        elif kind == "memif":
+            vdev = f"net_memif0,role=client,socket={path},socket-abstract=no"
+        else:
+            raise ValueError(kind)
+        self.name = name
+        args = [HVS_GUEST, "--no-pci", "--no-huge", "-m", "256", "--lcores=0@0",
+                f"--file-prefix=hvs-guest-{name}-{os.getpid()}", "--log-level=*:error",
+                f"--vdev={vdev}"]
+        self.proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL)
+        _live.append(self.proc)
+        self._buf = b""
+        ready = self._read_line(30)
+        if json.loads(ready).get("ready") != 1:
+            raise AssertionError(f"guest {name} did not start: {ready}")
+
+    def _read_line(self, timeout):
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self._buf:
+            left = deadline - time.monotonic()
+            if left <= 0 or self.proc.poll() is not None:
+                raise AssertionError(f"guest {self.name}: no answer (exit {self.proc.poll()})")
+            r, _, _ = select.select([self.proc.stdout], [], [], left)
+            if r:
+                chunk = os.read(self.proc.stdout.fileno(), 65536)
+                if not chunk:
+                    raise AssertionError(f"guest {self.name} closed its output")
+                self._buf += chunk
+        line, self._buf = self._buf.split(b"\n", 1)
+        return line.decode()
+
+    def cmd(self, line, timeout=30):
+        self.proc.stdin.write((line + "\n").encode())
+        self.proc.stdin.flush()
+        return json.loads(self._read_line(timeout))
+
+    def send(self, dst, src, count, size=64):
+        sent = self.cmd(f"send {dst} {src} {count} {size}")["sent"]
+        if sent != count:
+            raise AssertionError(f"guest {self.name} sent {sent} of {count}")
+
+    def stats(self):
+        return self.cmd("stats")
+
+    def flow(self, src, dst):
+        return self.stats()["flows"].get(f"{src}>{dst}", 0)
+
+    def wait_link(self, timeout=30):
+        wait_for(lambda: self.cmd("link")["link"] == 1, timeout, f"guest {self.name} link")
+
+    def kill(self):
+        self.proc.kill()
+        self.proc.wait()
+
+    def quit(self):
+        if self.proc.poll() is None:
+            try:
+                self.cmd("quit", timeout=10)
+            except (AssertionError, BrokenPipeError):
+                pass
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.kill()

@@ -197,6 +197,10 @@ BridgeSnapshot Bridge::Snapshot() const {
     ps.rx_no_mbuf = port.RxNoMbuf();
     snap.ports.push_back(std::move(ps));
   }
+  for (size_t w = 0; w < workers_.size(); ++w) {
+    snap.cores.push_back({w < config_.worker_cpus.size() ? config_.worker_cpus[w] : 0,
+                          counters_[w].busy_cycles.Read(), counters_[w].idle_cycles.Read()});
+  }
   snap.fdb_entries = fdb_->size();
   snap.fdb_learned = fdb_learned_.load(std::memory_order_relaxed);
   snap.fdb_moves = fdb_moves_.load(std::memory_order_relaxed);

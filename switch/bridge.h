@@ -25,6 +25,7 @@ namespace hvswitch {
 struct BridgeConfig {
   std::vector<PortSpec> ports;
   std::vector<unsigned> worker_lcores;  // EAL lcore ids, one worker each
+  std::vector<unsigned> worker_cpus;    // the CPU each of those lcores runs on
   uint32_t fdb_capacity = 65536;
   uint16_t burst = 32;
 };

@@ -18,8 +18,14 @@ struct PortSnapshot {
   uint64_t rx_no_mbuf = 0;  // reported by the device
 };
 
+struct CoreSnapshot {
+  unsigned cpu = 0;
+  uint64_t busy_cycles = 0, idle_cycles = 0;
+};
+
 struct BridgeSnapshot {
   std::vector<PortSnapshot> ports;
+  std::vector<CoreSnapshot> cores;  // one per worker
   uint64_t fdb_entries = 0;
   uint64_t fdb_learned = 0;
   uint64_t fdb_moves = 0;

@@ -46,6 +46,9 @@ struct alignas(64) PortCounters {
 
 struct WorkerCounters {
   std::array<PortCounters, kMaxPorts> ports;
+  // TSC cycles of poll rounds that received something (busy) or nothing (idle).
+  alignas(64) Counter busy_cycles;
+  Counter idle_cycles;
 };
 
 // A plain sum over workers, taken by a reader.

@@ -43,6 +43,7 @@ absl::StatusOr<EalPlan> PlanEal(const DaemonOptions& options, const std::vector<
   for (size_t w = 0; w < workers.size(); ++w) {
     absl::StrAppend(&lcores, ",", w + 1, "@", workers[w]);
     plan.worker_lcores.push_back(static_cast<unsigned>(w + 1));
+    plan.worker_cpus.push_back(workers[w]);
   }
   plan.args.push_back(absl::StrCat("--lcores=", lcores));
   plan.args.push_back("--main-lcore=0");

@@ -13,6 +13,7 @@ namespace hvswitch {
 struct EalPlan {
   std::vector<std::string> args;        // argv for rte_eal_init, program name first
   std::vector<unsigned> worker_lcores;  // EAL lcore id of each worker
+  std::vector<unsigned> worker_cpus;    // the CPU each worker is pinned to
 };
 
 // `cpus`: the CPUs this process may run on. `free_hugepages`: whether any are free; if

@@ -60,9 +60,8 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
   if (malformed != 0) in.Drop(RxDrop::kMalformed, malformed);
   if (nb_frames == 0) return;
 
-  const Fdb& fdb = *datapath_.fdb;
-  uint64_t src_hits = fdb.LookupBulk(src_keys, nb_frames, src_ports);
-  uint64_t dst_hits = fdb.LookupBulk(dst_keys, nb_frames, dst_ports);
+  uint64_t src_hits = LookupRuns(src_keys, nb_frames, src_ports);
+  uint64_t dst_hits = LookupRuns(dst_keys, nb_frames, dst_ports);
   uint64_t up_mask = datapath_.up_mask.load(std::memory_order_relaxed);
   uint64_t now = 0;
   uint64_t hairpin = 0;
@@ -88,6 +87,28 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
   }
   if (hairpin != 0) in.Drop(RxDrop::kHairpin, hairpin);
   FlushPending(up_mask);
+}
+
+uint64_t Forwarder::LookupRuns(const uint64_t* keys, uint16_t n, uint16_t* ports) const {
+  if (n == 0) return 0;
+  uint64_t unique[kMaxBurst];
+  uint16_t unique_ports[kMaxBurst];
+  uint8_t run_of[kMaxBurst];
+  unique[0] = keys[0];
+  run_of[0] = 0;
+  uint16_t runs = 1;
+  for (uint16_t i = 1; i < n; ++i) {
+    if (keys[i] != keys[i - 1]) unique[runs++] = keys[i];
+    run_of[i] = static_cast<uint8_t>(runs - 1);
+  }
+  uint64_t unique_hits = datapath_.fdb->LookupBulk(unique, runs, unique_ports);
+  uint64_t hits = 0;
+  for (uint16_t i = 0; i < n; ++i) {
+    uint8_t r = run_of[i];
+    hits |= ((unique_hits >> r) & 1) << i;
+    ports[i] = unique_ports[r];
+  }
+  return hits;
 }
 
 // Every copy of a flooded frame is the same mbuf with its reference count raised: no

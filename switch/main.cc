@@ -87,6 +87,7 @@ int RunSwitch(const DaemonOptions& options, const EalPlan& plan) {
   BridgeConfig config;
   config.ports = options.ports;
   config.worker_lcores = plan.worker_lcores;
+  config.worker_cpus = plan.worker_cpus;
   absl::StatusOr<std::unique_ptr<Bridge>> bridge = Bridge::Create(config);
   if (!bridge.ok()) {
     Log("%s", bridge.status().message());

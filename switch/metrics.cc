@@ -97,6 +97,20 @@ std::vector<MetricFamily> RenderMetrics(const BridgeSnapshot& snap) {
   out.push_back(PerPort(snap, "hvswitch_port_mtu_bytes", "The port's MTU in bytes.",
                         MetricType::Gauge, [](auto& p) { return p.mtu; }));
 
+  MetricFamily busy = Family("hvswitch_core_busy_cycles_total",
+                             "TSC cycles a worker core spent in poll rounds that received "
+                             "frames; busy / (busy + idle) near 1 means the core is saturated.",
+                             MetricType::Counter);
+  MetricFamily idle = Family("hvswitch_core_idle_cycles_total",
+                             "TSC cycles a worker core spent polling without receiving.",
+                             MetricType::Counter);
+  for (const CoreSnapshot& core : snap.cores) {
+    AddSample(busy, {{"core", std::to_string(core.cpu)}}, static_cast<double>(core.busy_cycles));
+    AddSample(idle, {{"core", std::to_string(core.cpu)}}, static_cast<double>(core.idle_cycles));
+  }
+  out.push_back(std::move(busy));
+  out.push_back(std::move(idle));
+
   MetricFamily entries = Family("hvswitch_fdb_entries",
                                 "MAC addresses in the forwarding table.", MetricType::Gauge);
   AddSample(entries, {}, static_cast<double>(snap.fdb_entries));

@@ -1,5 +1,6 @@
 #include "switch/worker.h"
 
+#include <rte_cycles.h>
 #include <rte_ethdev.h>
 
 #include "switch/unmap_guard.h"
@@ -15,12 +16,18 @@ void Worker::Run() {
   rte_mbuf* pkts[kMaxBurst];
   unmap_guard::MarkWorkerThread();
   quiescence_.Online(id_);
+  uint64_t start = rte_rdtsc();
   while (!stop_.load(std::memory_order_relaxed)) {
+    uint32_t received = 0;
     for (const RxQueueRef& q : rx_queues_) {
       uint16_t n = rte_eth_rx_burst(q.eth_port, q.queue, pkts, burst_);
       if (n != 0) forwarder_.HandleBurst(q.port, pkts, n);
+      received += n;
     }
     quiescence_.Quiescent(id_);
+    uint64_t now = rte_rdtsc();
+    (received != 0 ? counters_.busy_cycles : counters_.idle_cycles).Add(now - start);
+    start = now;
   }
   quiescence_.Offline(id_);
 }

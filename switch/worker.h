@@ -23,7 +23,8 @@ class Worker {
   Worker(uint16_t id, const Datapath& datapath, LearnQueue& learn, WorkerCounters& counters,
          WorkerQuiescence& quiescence, std::vector<RxQueueRef> rx_queues, uint16_t burst,
          const std::atomic<bool>& stop)
-      : id_(id), forwarder_(datapath, id, counters, learn), quiescence_(quiescence),
+      : id_(id), forwarder_(datapath, id, counters, learn), counters_(counters),
+        quiescence_(quiescence),
         rx_queues_(std::move(rx_queues)), burst_(burst), stop_(stop) {}
 
   uint16_t id() const { return id_; }
@@ -37,6 +38,7 @@ class Worker {
 
   uint16_t id_;
   Forwarder forwarder_;
+  WorkerCounters& counters_;
   WorkerQuiescence& quiescence_;
   std::vector<RxQueueRef> rx_queues_;
   uint16_t burst_;

@@ -87,7 +87,7 @@ class SwitchingTest(unittest.TestCase):
 
     def test_5_counters_equal_what_guests_sent_and_received(self):
         def settled():
-            own = {k: v for k, v in self.sw.scrape().items() if k[0].startswith("hvswitch_")}
+            own = {k: v for k, v in self.sw.scrape().items() if k[0].startswith("hvswitch_port_")}
             now = (own, {p: g.stats() for p, g in self.guests.items()})
             stable = getattr(self, "_last", None) == now
             self._last = now

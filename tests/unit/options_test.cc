@@ -121,6 +121,7 @@ TEST(EalPlanTest, WorkersAndMemory) {
   EalPlan plan = *PlanEal(o, {0, 1, 2, 3}, false);
   EXPECT_THAT(plan.args, Contains("--lcores=0@(0,3),1@1,2@2"));
   EXPECT_THAT(plan.worker_lcores, ElementsAre(1u, 2u));
+  EXPECT_THAT(plan.worker_cpus, ElementsAre(1u, 2u));
   EXPECT_THAT(plan.args, Contains("--no-huge"));  // no free hugepages
   EXPECT_FALSE(PlanEal(*Parse({"--lcores=7"}), {0, 1}, true).ok());
 

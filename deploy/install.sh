@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs what hvswitch needs to build, run and test on Debian 12. Idempotent: packages
+# already present are not fetched again.
+#
+# Hugepages: with HUGEPAGES=N (2 MiB pages) this reserves N pages and mounts hugetlbfs on
+# /dev/hugepages. Without it nothing is reserved and hvswitch falls back to ordinary
+# memory by itself (EAL --no-huge -m 512), which is enough for vhost-user and memif.
+set -euo pipefail
+
+packages=(g++ meson ninja-build pkg-config python3 curl iproute2 procps
+          dpdk dpdk-dev libdpdk-dev libabsl-dev prometheus-cpp-dev
+          libgtest-dev libgmock-dev libbenchmark-dev)
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "install.sh: run as root (apt-get, hugepages)" >&2
+  exit 1
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install.sh: installing ${missing[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if [ -n "${HUGEPAGES:-}" ]; then
+  echo "$HUGEPAGES" > /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
+  mountpoint -q /dev/hugepages || mount -t hugetlbfs nodev /dev/hugepages
+  echo "install.sh: $(cat /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages) hugepages of 2 MiB reserved"
+fi

@@ -1,0 +1,251 @@
+#!/usr/bin/env python3
+"""Loopback benchmark: forwarded Mpps of hvswitch against dpdk-testpmd io-forwarding.
+
+Two identical set-ups run side by side and take turns (the idle one is paused with
+SIGSTOP), because this VM's speed drifts by up to 5x over seconds to minutes: only rates
+measured in alternating slices compare fairly.
+
+  set-up H: hvswitch with two vhost-user (or memif) ports, pinned to --switch-cpu
+  set-up T: dpdk-testpmd --forward-mode=io on the same kind of ports, same CPU
+  each with one dpdk-testpmd guest on --guest-cpu: two ports (virtio-user or memif
+  client), --forward-mode=mac with --eth-peer so port 0's frames go to port 1's MAC and
+  back; seeded with `start tx_first 8`. Every frame crosses the switch once per lap.
+
+The guest's received packets per second is the switch's forwarded rate. Also reported:
+TSC cycles the switch core spends per forwarded packet in poll rounds that received
+frames (hvswitch: hvswitch_core_busy_cycles_total; testpmd: --record-core-cycles), a
+figure far steadier than Mpps here. Prints each slice, the medians and the ratios.
+
+usage: loopback.py [--kind vhost-user|memif] [--size 64] [--rounds 5] [--slice 3]
+"""
+import argparse
+import os
+import re
+import select
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+HVSWITCH = os.environ.get("HVSWITCH", os.path.join(ROOT, "build", "switch", "hvswitch"))
+MAC0, MAC1 = "02:00:00:00:01:00", "02:00:00:00:01:01"
+procs = []
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start(args, **kw):
+    p = subprocess.Popen(args, **kw)
+    procs.append(p)
+    return p
+
+
+def cleanup():
+    for p in procs:
+        if p.poll() is None:
+            try:
+                os.kill(p.pid, signal.SIGCONT)
+            except ProcessLookupError:
+                pass
+            p.kill()
+            p.wait()
+
+
+class Testpmd:
+    """Interactive dpdk-testpmd, driven over stdin."""
+
+    def __init__(self, eal, app):
+        # stdbuf: testpmd's printf output to a pipe is otherwise block-buffered and
+        # arrives after the prompt that follows it.
+        args = ["stdbuf", "-o0", "dpdk-testpmd", "--no-pci", "--no-huge", "-m", "1024",
+                "--log-level=*:error", *eal, "--", "-i", "--total-num-mbufs=16384",
+                "--no-lsc-interrupt", *app]
+        self.p = start(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT)
+        self.buf = b""
+        self.expect("testpmd> ", 60)
+
+    def expect(self, token, timeout=30):
+        deadline = time.monotonic() + timeout
+        while token.encode() not in self.buf:
+            left = deadline - time.monotonic()
+            if left <= 0 or self.p.poll() is not None:
+                raise RuntimeError(f"testpmd guest: no '{token}':\n{self.buf.decode()[-2000:]}")
+            r, _, _ = select.select([self.p.stdout], [], [], left)
+            if r:
+                self.buf += os.read(self.p.stdout.fileno(), 65536)
+        out, self.buf = self.buf.split(token.encode(), 1)
+        return out.decode(errors="replace")
+
+    def cmd(self, line):
+        self.p.stdin.write((line + "\n").encode())
+        self.p.stdin.flush()
+        return self.expect("testpmd> ")
+
+    def rx_packets(self):
+        out = self.cmd("show port stats all")
+        return sum(int(x) for x in re.findall(r"RX-packets:\s+(\d+)", out))
+
+    def busy_cycles(self):
+        """(busy cycles, packets) of the forwarding core (needs --record-core-cycles)."""
+        out = self.cmd("show fwd stats all")
+        m = re.search(r"total cycles=(\d+) / total \S+ packets=(\d+)", out)
+        return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+
+
+def guest(kind, sockets, cpu, name):
+    """A two-port guest: port 0's frames go to port 1's MAC and back."""
+    if kind == "vhost-user":
+        vdevs = [f"net_virtio_user{i},path={s},mac={m}"
+                 for i, (s, m) in enumerate(zip(sockets, (MAC0, MAC1)))]
+    else:
+        vdevs = [f"net_memif{i},role=client,socket={s},socket-abstract=no,mac={m}"
+                 for i, (s, m) in enumerate(zip(sockets, (MAC0, MAC1)))]
+    eal = [f"--lcores=0@{cpu},1@{cpu}", f"--file-prefix=hvs-perf-{name}-{os.getpid()}"]
+    eal += [f"--vdev={v}" for v in vdevs]
+    return Testpmd(eal, ["--forward-mode=mac", f"--eth-peer=0,{MAC1}", f"--eth-peer=1,{MAC0}"])
+
+
+def scrape_busy(port):
+    """(busy cycles, received packets) of hvswitch from its metrics."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+        text = r.read().decode()
+    busy = sum(float(v) for v in re.findall(r"^hvswitch_core_busy_cycles_total\S* (\S+)$",
+                                             text, re.M))
+    rx = sum(float(v) for v in re.findall(r"^hvswitch_port_receive_packets_total\S* (\S+)$",
+                                           text, re.M))
+    return busy, rx
+
+
+class Setup:
+    def __init__(self, name, kind, switch, args):
+        self.dir = tempfile.mkdtemp(prefix=f"hvs-perf-{name}-")
+        self.name = name
+        self.kind = kind
+        self.sockets = [os.path.join(self.dir, f"p{i}.sock") for i in range(2)]
+        self.switch_args = args
+        self.switch = switch
+
+    def launch(self, switch_cpu, guest_cpu, size):
+        self.log = open(os.path.join(self.dir, "switch.log"), "wb")
+        if self.switch == "hvswitch":
+            ports = [f"--port=p{i},type={self.kind},path={s}" for i, s in enumerate(self.sockets)]
+            self.metrics_port = free_port()
+            args = [HVSWITCH, *ports, f"--lcores={switch_cpu}",
+                    f"--metrics_address=127.0.0.1:{self.metrics_port}",
+                    f"--eal=--no-huge -m 1024 --file-prefix=hvs-perf-sw-{os.getpid()}"]
+            self.sw = start(args, stdout=self.log, stderr=subprocess.STDOUT)
+        else:
+            if self.kind == "vhost-user":
+                vdevs = [f"net_vhost{i},iface={s},queues=1" for i, s in enumerate(self.sockets)]
+            else:
+                vdevs = [f"net_memif{i},role=server,socket={s},socket-abstract=no"
+                         for i, s in enumerate(self.sockets)]
+            eal = [f"--lcores=0@{guest_cpu},1@{switch_cpu}",
+                   f"--file-prefix=hvs-perf-io-{os.getpid()}"] + [f"--vdev={v}" for v in vdevs]
+            self.testpmd = Testpmd(eal, ["--forward-mode=io", "--record-core-cycles"])
+            self.testpmd.cmd("start")
+            self.sw = self.testpmd.p
+        deadline = time.monotonic() + 30
+        while not all(os.path.exists(s) for s in self.sockets):
+            if time.monotonic() > deadline or self.sw.poll() is not None:
+                raise RuntimeError(f"{self.name}: switch did not create its sockets")
+            time.sleep(0.1)
+        time.sleep(0.5)
+        self.guest = guest(self.kind, self.sockets, guest_cpu, self.name)
+        if size != 64:
+            self.guest.cmd(f"set txpkts {size}")
+        # Seed the loop; frames sent before the switch marks both links up are lost, so
+        # seed again until frames circulate.
+        for _ in range(10):
+            self.guest.cmd("start tx_first 8")
+            before = self.guest.rx_packets()
+            time.sleep(1)
+            if self.guest.rx_packets() - before > 1000:
+                return
+            self.guest.cmd("stop")
+        raise RuntimeError(f"{self.name}: frames do not circulate")
+
+    def pause(self):
+        os.kill(self.sw.pid, signal.SIGSTOP)
+        os.kill(self.guest.p.pid, signal.SIGSTOP)
+
+    def resume(self):
+        os.kill(self.sw.pid, signal.SIGCONT)
+        os.kill(self.guest.p.pid, signal.SIGCONT)
+
+    def switch_busy(self):
+        """(busy cycles, packets) of the switch core so far."""
+        if self.switch == "hvswitch":
+            return scrape_busy(self.metrics_port)
+        return self.testpmd.busy_cycles()
+
+    def measure(self, seconds):
+        """(Mpps, switch busy cycles per packet) over one slice."""
+        self.resume()
+        time.sleep(0.5)  # let caches and rings warm up again
+        c0, p0 = self.switch_busy()
+        r0, t0 = self.guest.rx_packets(), time.monotonic()
+        time.sleep(seconds)
+        r1, t1 = self.guest.rx_packets(), time.monotonic()
+        c1, p1 = self.switch_busy()
+        self.pause()
+        return (r1 - r0) / (t1 - t0) / 1e6, (c1 - c0) / max(p1 - p0, 1)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--kind", choices=["vhost-user", "memif"], default="vhost-user")
+    ap.add_argument("--size", type=int, default=64)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--slice", type=float, default=3.0)
+    ap.add_argument("--switch-cpu", type=int, default=os.cpu_count() - 1)
+    ap.add_argument("--guest-cpu", type=int, default=0)
+    args = ap.parse_args()
+
+    hv = Setup("hvswitch", args.kind, "hvswitch", None)
+    io = Setup("testpmd-io", args.kind, "testpmd", None)
+    try:
+        hv.launch(args.switch_cpu, args.guest_cpu, args.size)
+        hv.pause()
+        io.launch(args.switch_cpu, args.guest_cpu, args.size)
+        io.pause()
+        rates = {"hvswitch": [], "testpmd-io": []}
+        cycles = {"hvswitch": [], "testpmd-io": []}
+        ratios = []
+        print(f"# {args.kind} loopback, {args.size}-byte frames, {args.rounds} rounds of "
+              f"{args.slice}s slices; switch on CPU {args.switch_cpu}, guest on CPU "
+              f"{args.guest_cpu}")
+        for r in range(args.rounds):
+            a, ca = hv.measure(args.slice)
+            b, cb = io.measure(args.slice)
+            rates["hvswitch"].append(a)
+            rates["testpmd-io"].append(b)
+            cycles["hvswitch"].append(ca)
+            cycles["testpmd-io"].append(cb)
+            ratios.append(a / b if b else float("nan"))
+            print(f"round {r + 1}: hvswitch {a:6.2f} Mpps {ca:6.0f} cyc/pkt   testpmd-io "
+                  f"{b:6.2f} Mpps {cb:6.0f} cyc/pkt   ratio {ratios[-1]:.2f}", flush=True)
+        med = {k: statistics.median(v) for k, v in rates.items()}
+        print(f"median: hvswitch {med['hvswitch']:.2f} Mpps, testpmd-io "
+              f"{med['testpmd-io']:.2f} Mpps, ratio of medians "
+              f"{med['hvswitch'] / med['testpmd-io']:.2f}, median of per-round ratios "
+              f"{statistics.median(ratios):.2f} (min {min(ratios):.2f}, max {max(ratios):.2f})")
+        ch, ct = statistics.median(cycles["hvswitch"]), statistics.median(cycles["testpmd-io"])
+        print(f"switch core busy cycles per packet (median): hvswitch {ch:.0f}, testpmd-io "
+              f"{ct:.0f}, ratio testpmd-io / hvswitch {ct / ch:.2f}")
+    finally:
+        cleanup()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

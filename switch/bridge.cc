@@ -7,6 +7,8 @@
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 
+#include <ctime>
+
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "switch/log.h"
@@ -14,6 +16,12 @@
 #include "switch/unmap_guard.h"
 
 namespace hvswitch {
+
+uint32_t MonotonicSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint32_t>(ts.tv_sec);
+}
 
 absl::StatusOr<std::unique_ptr<Bridge>> Bridge::Create(const BridgeConfig& config) {
   std::unique_ptr<Bridge> bridge(new Bridge(config));
@@ -137,22 +145,44 @@ Bridge::~Bridge() {
 }
 
 void Bridge::Poll() {
-  ApplyLearnRequests();
-  if (++polls_ % 100 == 0) FollowLinks();
+  uint32_t now = config_.clock();
+  datapath_.now_seconds.store(now, std::memory_order_relaxed);
+  ApplyLearnRequests(now);
+  ++polls_;
+  if (polls_ % 100 == 0) FollowLinks();
+  if (polls_ % 1000 == 0) {
+    AgeResult aged = fdb_->Age(now, config_.fdb_aging_seconds,
+                               [this] { quiescence_->Synchronize(); });
+    fdb_aged_.fetch_add(aged.aged, std::memory_order_relaxed);
+    fdb_flushed_.fetch_add(aged.flushed, std::memory_order_relaxed);
+  }
 }
 
-void Bridge::ApplyLearnRequests() {
+// Moves are logged, at most 10 lines a second: a loop can move a MAC thousands of
+// times a second, and the counter tells the rate.
+void Bridge::LogMove(uint64_t key, uint16_t to_port, uint32_t now) {
+  if (now != move_log_second_) {
+    move_log_second_ = now;
+    move_logs_this_second_ = 0;
+  }
+  if (++move_logs_this_second_ > 10) return;
+  Log("fdb: %s (vlan %d) moved to port '%s'", KeyMacString(key), KeyVlan(key),
+      ports_[to_port]->spec().name);
+}
+
+void Bridge::ApplyLearnRequests(uint32_t now) {
   LearnRequest requests[256];
   for (auto& queue : learn_queues_) {
     unsigned n = queue->Drain(requests, 256);
     for (unsigned i = 0; i < n; ++i) {
       uint16_t port = static_cast<uint16_t>(requests[i].port);
-      switch (fdb_->Learn(requests[i].key, port)) {
+      switch (fdb_->Learn(requests[i].key, port, now)) {
         case LearnResult::kAdded:
           fdb_learned_.fetch_add(1, std::memory_order_relaxed);
           break;
         case LearnResult::kMoved:
           fdb_moves_.fetch_add(1, std::memory_order_relaxed);
+          LogMove(requests[i].key, port, now);
           break;
         case LearnResult::kCurrent:
         case LearnResult::kFull:
@@ -174,9 +204,11 @@ void Bridge::FollowLinks() {
     bool up = (mask >> p) & 1;
     const PortSpec& spec = ports_[p]->spec();
     bool guest = spec.type != PortType::kDpdk;
+    if (!up) fdb_->FlushPort(static_cast<uint16_t>(p));
     Log("port '%s': %s", spec.name,
         up ? (guest ? "guest connected, link up" : "link up")
-           : (guest ? "guest disconnected, link down" : "link down"));
+           : (guest ? "guest disconnected, link down, its MACs flushed"
+                    : "link down, its MACs flushed"));
   }
 }
 
@@ -204,6 +236,8 @@ BridgeSnapshot Bridge::Snapshot() const {
   snap.fdb_entries = fdb_->size();
   snap.fdb_learned = fdb_learned_.load(std::memory_order_relaxed);
   snap.fdb_moves = fdb_moves_.load(std::memory_order_relaxed);
+  snap.fdb_aged = fdb_aged_.load(std::memory_order_relaxed);
+  snap.fdb_flushed = fdb_flushed_.load(std::memory_order_relaxed);
   return snap;
 }
 

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -22,11 +23,16 @@ struct rte_mempool;
 
 namespace hvswitch {
 
+uint32_t MonotonicSeconds();
+
 struct BridgeConfig {
   std::vector<PortSpec> ports;
   std::vector<unsigned> worker_lcores;  // EAL lcore ids, one worker each
   std::vector<unsigned> worker_cpus;    // the CPU each of those lcores runs on
   uint32_t fdb_capacity = 65536;
+  uint32_t fdb_aging_seconds = 300;  // 0: entries never age
+  // Seconds on a monotonic clock; tests inject their own.
+  std::function<uint32_t()> clock = MonotonicSeconds;
   uint16_t burst = 32;
 };
 
@@ -40,8 +46,9 @@ class Bridge {
   absl::Status StartWorkers();
   void StopWorkers();
 
-  // Control thread, called about every millisecond: applies learn requests and, every
-  // 100 ms, follows link state (logging each change).
+  // Control thread, called about every millisecond: applies learn requests; every
+  // 100 ms follows link state (logging each change, flushing the MACs of a port that
+  // went down); every second ages the FDB.
   void Poll();
 
   BridgeSnapshot Snapshot() const;
@@ -52,8 +59,9 @@ class Bridge {
  private:
   explicit Bridge(const BridgeConfig& config) : config_(config) {}
   absl::Status Init();
-  void ApplyLearnRequests();
+  void ApplyLearnRequests(uint32_t now);
   void FollowLinks();
+  void LogMove(uint64_t key, uint16_t to_port, uint32_t now);
 
   BridgeConfig config_;
   rte_mempool* pool_ = nullptr;
@@ -67,7 +75,8 @@ class Bridge {
   std::atomic<bool> stop_workers_{false};
   bool workers_running_ = false;
   uint64_t polls_ = 0;
-  std::atomic<uint64_t> fdb_learned_{0}, fdb_moves_{0};
+  std::atomic<uint64_t> fdb_learned_{0}, fdb_moves_{0}, fdb_aged_{0}, fdb_flushed_{0};
+  uint32_t move_log_second_ = 0, move_logs_this_second_ = 0;
 };
 
 }  // namespace hvswitch

@@ -29,6 +29,8 @@ struct BridgeSnapshot {
   uint64_t fdb_entries = 0;
   uint64_t fdb_learned = 0;
   uint64_t fdb_moves = 0;
+  uint64_t fdb_aged = 0;
+  uint64_t fdb_flushed = 0;
 };
 
 }  // namespace hvswitch

@@ -8,10 +8,9 @@
 #include <cstdint>
 #include "absl/strings/string_view.h"
 
-namespace hvswitch {
+#include "switch/datapath_limits.h"
 
-inline constexpr uint16_t kMaxPorts = 64;  // flood sets are 64-bit masks
-inline constexpr uint16_t kMaxWorkers = 16;
+namespace hvswitch {
 
 class Counter {
  public:

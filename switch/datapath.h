@@ -25,6 +25,8 @@ struct Datapath {
   const Fdb* fdb = nullptr;
   // Bit p set while port p's link is up (guest connected); written by the control thread.
   std::atomic<uint64_t> up_mask{0};
+  // The control thread's clock in seconds, for FDB last-seen times.
+  std::atomic<uint32_t> now_seconds{0};
 };
 
 }  // namespace hvswitch

@@ -5,20 +5,12 @@
 #include <rte_hash_crc.h>
 #include <rte_lcore.h>
 
+#include <vector>
+
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 
 namespace hvswitch {
-namespace {
-
-// The table stores the port as the data pointer's value, offset by one so that a stored
-// entry is never a null pointer.
-void* EncodePort(uint16_t port) { return reinterpret_cast<void*>(uintptr_t{port} + 1); }
-uint16_t DecodePort(void* data) {
-  return static_cast<uint16_t>(reinterpret_cast<uintptr_t>(data) - 1);
-}
-
-}  // namespace
 
 absl::StatusOr<std::unique_ptr<Fdb>> Fdb::Create(const std::string& name, uint32_t capacity) {
   rte_hash_parameters params{};
@@ -27,42 +19,99 @@ absl::StatusOr<std::unique_ptr<Fdb>> Fdb::Create(const std::string& name, uint32
   params.key_len = sizeof(uint64_t);
   params.hash_func = rte_hash_crc;
   params.socket_id = static_cast<int>(rte_socket_id());
-  // Lock-free readers with a single writer; the extendable table keeps inserts from
-  // failing on a full bucket before `capacity` is reached.
+  // Lock-free readers with a single writer (deleted positions are freed by us, after the
+  // readers' grace period); the extendable table keeps inserts from failing on a full
+  // bucket before `capacity` is reached.
   params.extra_flag = RTE_HASH_EXTRA_FLAGS_RW_CONCURRENCY_LF | RTE_HASH_EXTRA_FLAGS_EXT_TABLE;
   rte_hash* hash = rte_hash_create(&params);
   if (hash == nullptr) {
     return absl::ResourceExhaustedError(
         absl::StrCat("cannot create FDB of ", capacity, " entries: ", rte_strerror(rte_errno)));
   }
-  return std::unique_ptr<Fdb>(new Fdb(hash, capacity));
+  return std::unique_ptr<Fdb>(new Fdb(hash, capacity, rte_hash_max_key_id(hash) + 1));
 }
+
+Fdb::Fdb(rte_hash* hash, uint32_t capacity, uint32_t slots)
+    : hash_(hash), capacity_(capacity), entries_(std::make_unique<Entry[]>(slots)) {}
 
 Fdb::~Fdb() { rte_hash_free(hash_); }
 
-uint64_t Fdb::LookupBulk(const uint64_t* keys, uint32_t n, uint16_t* ports) const {
+uint64_t Fdb::LookupBulk(const uint64_t* keys, uint32_t n, uint16_t* ports,
+                         int32_t* positions) const {
   const void* key_ptrs[kMaxBulk];
-  void* data[kMaxBulk];
+  int32_t found[kMaxBulk];
   for (uint32_t i = 0; i < n; ++i) key_ptrs[i] = &keys[i];
+  rte_hash_lookup_bulk(hash_, key_ptrs, n, found);
   uint64_t hits = 0;
-  rte_hash_lookup_bulk_data(hash_, key_ptrs, n, &hits, data);
-  for (uint64_t m = hits; m != 0; m &= m - 1) {
-    unsigned i = static_cast<unsigned>(__builtin_ctzll(m));
-    ports[i] = DecodePort(data[i]);
+  for (uint32_t i = 0; i < n; ++i) {
+    if (found[i] < 0) continue;
+    int port = CurrentPort(entries_[found[i]].value.load(std::memory_order_acquire));
+    if (port < 0) continue;
+    hits |= uint64_t{1} << i;
+    ports[i] = static_cast<uint16_t>(port);
+    if (positions != nullptr) positions[i] = found[i];
   }
   return hits;
 }
 
-LearnResult Fdb::Learn(uint64_t key, uint16_t port) {
-  void* data = nullptr;
-  bool existed = rte_hash_lookup_data(hash_, &key, &data) >= 0;
-  if (existed && DecodePort(data) == port) return LearnResult::kCurrent;
-  if (!existed && size_.load(std::memory_order_relaxed) >= capacity_) return LearnResult::kFull;
-  // On an existing key this replaces the data atomically for lock-free readers.
-  if (rte_hash_add_key_data(hash_, &key, EncodePort(port)) < 0) return LearnResult::kFull;
-  if (existed) return LearnResult::kMoved;
+LearnResult Fdb::Learn(uint64_t key, uint16_t port, uint32_t now) {
+  const uint64_t value = Encode(port, generations_[port].load(std::memory_order_relaxed));
+  int32_t position = rte_hash_lookup(hash_, &key);
+  if (position >= 0) {
+    Entry& entry = entries_[position];
+    int current = CurrentPort(entry.value.load(std::memory_order_relaxed));
+    entry.last_seen.store(now, std::memory_order_relaxed);
+    if (current == port) return LearnResult::kCurrent;
+    entry.value.store(value, std::memory_order_release);
+    // An entry of a flushed port is as good as absent: learning it again is not a move.
+    return current < 0 ? LearnResult::kAdded : LearnResult::kMoved;
+  }
+  if (size_.load(std::memory_order_relaxed) >= capacity_) return LearnResult::kFull;
+  position = rte_hash_add_key(hash_, &key);
+  if (position < 0) return LearnResult::kFull;
+  // Until this store a reader finding the new key sees an empty entry: a miss.
+  entries_[position].last_seen.store(now, std::memory_order_relaxed);
+  entries_[position].value.store(value, std::memory_order_release);
   size_.store(size_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   return LearnResult::kAdded;
+}
+
+void Fdb::FlushPort(uint16_t port) {
+  generations_[port].store(generations_[port].load(std::memory_order_relaxed) + 1,
+                           std::memory_order_relaxed);
+}
+
+AgeResult Fdb::Age(uint32_t now, uint32_t max_age, absl::FunctionRef<void()> wait_for_readers) {
+  AgeResult result;
+  std::vector<uint64_t> doomed;
+  const void* key = nullptr;
+  void* data = nullptr;
+  uint32_t next = 0;
+  for (int32_t position; (position = rte_hash_iterate(hash_, &key, &data, &next)) >= 0;) {
+    const Entry& entry = entries_[position];
+    if (CurrentPort(entry.value.load(std::memory_order_relaxed)) < 0) {
+      ++result.flushed;
+    } else if (max_age != 0 && now - entry.last_seen.load(std::memory_order_relaxed) >= max_age) {
+      ++result.aged;
+    } else {
+      continue;
+    }
+    doomed.push_back(*static_cast<const uint64_t*>(key));
+  }
+  if (doomed.empty()) return result;
+  std::vector<int32_t> freed;
+  for (uint64_t k : doomed) {
+    int32_t position = rte_hash_del_key(hash_, &k);
+    if (position >= 0) freed.push_back(position);
+  }
+  wait_for_readers();
+  for (int32_t position : freed) {
+    entries_[position].value.store(0, std::memory_order_relaxed);
+    rte_hash_free_key_with_position(hash_, position);
+  }
+  size_.store(size_.load(std::memory_order_relaxed) - static_cast<uint32_t>(freed.size()),
+              std::memory_order_relaxed);
+  return result;
 }
 
 }  // namespace hvswitch

@@ -1,22 +1,34 @@
-// Fdb: the MAC table, (VLAN, MAC) -> port index, over a lock-free rte_hash.
-// Threads: LookupBulk from any worker at any time; every write (Learn) from one thread
-// only, the control thread, which applies the learn requests the workers queue.
-// Nothing is deleted yet, so readers need no grace period; ageing and flush will add
-// RCU (rte_hash_rcu_qsbr_add) when they add deletes.
+// Fdb: the MAC table, (VLAN, MAC) -> port, over a lock-free rte_hash whose key positions
+// index a table of entries (port, the port's generation when learned, last seen).
+// Threads: LookupBulk and Touch from any worker at any time; every other call from one
+// thread only, the control thread, which applies the learn requests the workers queue.
+// Deleting (Age) frees a key's position only after `wait_for_readers` has returned, which
+// the bridge implements with the workers' RCU.
+//
+// Flushing a port is O(1): its generation moves on, and every entry learned under the old
+// generation stops matching at once; Age removes such entries later.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
+#include "switch/datapath_limits.h"
 
 struct rte_hash;
 
 namespace hvswitch {
 
 enum class LearnResult { kCurrent, kAdded, kMoved, kFull };
+
+struct AgeResult {
+  uint32_t aged = 0;     // not seen for the ageing time
+  uint32_t flushed = 0;  // their port was flushed
+};
 
 class Fdb {
  public:
@@ -29,22 +41,52 @@ class Fdb {
   Fdb(const Fdb&) = delete;
   Fdb& operator=(const Fdb&) = delete;
 
-  // Any thread. Looks up n <= kMaxBulk keys; bit i of the result is set when keys[i] was
-  // found, and then ports[i] holds its port.
-  uint64_t LookupBulk(const uint64_t* keys, uint32_t n, uint16_t* ports) const;
+  // Any thread. Looks up n <= kMaxBulk keys; bit i of the result is set when keys[i] has
+  // a current entry, and then ports[i] holds its port and, if `positions` is given,
+  // positions[i] the entry's position for Touch.
+  uint64_t LookupBulk(const uint64_t* keys, uint32_t n, uint16_t* ports,
+                      int32_t* positions = nullptr) const;
+  // Any thread: the entry at `position` was seen at `now` (seconds). Writes only when
+  // the stored time differs.
+  void Touch(int32_t position, uint32_t now) const {
+    std::atomic<uint32_t>& seen = entries_[position].last_seen;
+    if (seen.load(std::memory_order_relaxed) != now) seen.store(now, std::memory_order_relaxed);
+  }
 
   // Control thread only.
-  LearnResult Learn(uint64_t key, uint16_t port);
+  LearnResult Learn(uint64_t key, uint16_t port, uint32_t now);
+  void FlushPort(uint16_t port);
+  // Removes entries of flushed ports and, when max_age > 0, entries not seen for max_age
+  // seconds. Calls wait_for_readers once before freeing what it removed.
+  AgeResult Age(uint32_t now, uint32_t max_age, absl::FunctionRef<void()> wait_for_readers);
 
-  // Any thread.
+  // Any thread. Entries in the table, including flushed ones Age has not removed yet.
   uint32_t size() const { return size_.load(std::memory_order_relaxed); }
   uint32_t capacity() const { return capacity_; }
 
  private:
-  Fdb(rte_hash* hash, uint32_t capacity) : hash_(hash), capacity_(capacity) {}
+  struct Entry {
+    // Bits 0-15: port + 1 (0: no entry); bits 16-31: the port's generation when learned.
+    std::atomic<uint64_t> value{0};
+    std::atomic<uint32_t> last_seen{0};
+  };
+  static uint64_t Encode(uint16_t port, uint16_t generation) {
+    return (uint64_t{port} + 1) | (uint64_t{generation} << 16);
+  }
+  // The port of a current entry value, or -1 when empty or flushed.
+  int CurrentPort(uint64_t value) const {
+    if (value == 0) return -1;
+    uint16_t port = static_cast<uint16_t>((value & 0xffff) - 1);
+    uint16_t generation = static_cast<uint16_t>(value >> 16);
+    return generation == generations_[port].load(std::memory_order_relaxed) ? port : -1;
+  }
+
+  Fdb(rte_hash* hash, uint32_t capacity, uint32_t slots);
 
   rte_hash* hash_;
   uint32_t capacity_;
+  std::unique_ptr<Entry[]> entries_;
+  std::array<std::atomic<uint16_t>, kMaxPorts> generations_{};
   std::atomic<uint32_t> size_{0};
 };
 

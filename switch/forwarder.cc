@@ -28,6 +28,7 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
   PortCounters& in = counters_.ports[in_port];
   uint64_t dst_keys[kMaxBurst], src_keys[kMaxBurst];
   uint16_t dst_ports[kMaxBurst], src_ports[kMaxBurst];
+  int32_t src_positions[kMaxBurst];
   rte_mbuf* frames[kMaxBurst];
   uint16_t nb_frames = 0;
   uint64_t rx_bytes = 0, malformed = 0;
@@ -60,16 +61,20 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
   if (malformed != 0) in.Drop(RxDrop::kMalformed, malformed);
   if (nb_frames == 0) return;
 
-  uint64_t src_hits = LookupRuns(src_keys, nb_frames, src_ports);
+  uint64_t src_hits = LookupRuns(src_keys, nb_frames, src_ports, src_positions);
   uint64_t dst_hits = LookupRuns(dst_keys, nb_frames, dst_ports);
   uint64_t up_mask = datapath_.up_mask.load(std::memory_order_relaxed);
+  const uint32_t now_seconds = datapath_.now_seconds.load(std::memory_order_relaxed);
   uint64_t now = 0;
   uint64_t hairpin = 0;
 
   for (uint16_t i = 0; i < nb_frames; ++i) {
-    if (WantsLearn(in_port, false, (src_hits >> i) & 1, src_ports[i])) {
+    bool src_hit = (src_hits >> i) & 1;
+    if (WantsLearn(in_port, false, src_hit, src_ports[i])) {
       if (now == 0) now = rte_rdtsc();
       learn_.Request(src_keys[i], in_port, now);
+    } else if (src_hit && (i == 0 || src_keys[i] != src_keys[i - 1])) {
+      datapath_.fdb->Touch(src_positions[i], now_seconds);
     }
     Verdict verdict = Decide(in_port, IsGroupKey(dst_keys[i]), (dst_hits >> i) & 1, dst_ports[i]);
     switch (verdict.kind) {
@@ -89,10 +94,12 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
   FlushPending(up_mask);
 }
 
-uint64_t Forwarder::LookupRuns(const uint64_t* keys, uint16_t n, uint16_t* ports) const {
+uint64_t Forwarder::LookupRuns(const uint64_t* keys, uint16_t n, uint16_t* ports,
+                               int32_t* positions) const {
   if (n == 0) return 0;
   uint64_t unique[kMaxBurst];
   uint16_t unique_ports[kMaxBurst];
+  int32_t unique_positions[kMaxBurst];
   uint8_t run_of[kMaxBurst];
   unique[0] = keys[0];
   run_of[0] = 0;
@@ -101,12 +108,14 @@ uint64_t Forwarder::LookupRuns(const uint64_t* keys, uint16_t n, uint16_t* ports
     if (keys[i] != keys[i - 1]) unique[runs++] = keys[i];
     run_of[i] = static_cast<uint8_t>(runs - 1);
   }
-  uint64_t unique_hits = datapath_.fdb->LookupBulk(unique, runs, unique_ports);
+  uint64_t unique_hits = datapath_.fdb->LookupBulk(unique, runs, unique_ports,
+                                                   positions ? unique_positions : nullptr);
   uint64_t hits = 0;
   for (uint16_t i = 0; i < n; ++i) {
     uint8_t r = run_of[i];
     hits |= ((unique_hits >> r) & 1) << i;
     ports[i] = unique_ports[r];
+    if (positions != nullptr) positions[i] = unique_positions[r];
   }
   return hits;
 }

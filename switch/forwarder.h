@@ -33,7 +33,8 @@ class Forwarder {
   // Looks up keys[0..n), asking the FDB once per run of equal consecutive keys (a burst
   // from one guest mostly carries one or two conversations). Same contract as
   // Fdb::LookupBulk.
-  uint64_t LookupRuns(const uint64_t* keys, uint16_t n, uint16_t* ports) const;
+  uint64_t LookupRuns(const uint64_t* keys, uint16_t n, uint16_t* ports,
+                      int32_t* positions = nullptr) const;
   void Flood(uint16_t in_port, uint64_t up_mask, rte_mbuf* m);
   void FlushPending(uint64_t up_mask);
 

@@ -88,6 +88,8 @@ int RunSwitch(const DaemonOptions& options, const EalPlan& plan) {
   config.ports = options.ports;
   config.worker_lcores = plan.worker_lcores;
   config.worker_cpus = plan.worker_cpus;
+  config.fdb_capacity = options.fdb_capacity;
+  config.fdb_aging_seconds = options.fdb_aging_seconds;
   absl::StatusOr<std::unique_ptr<Bridge>> bridge = Bridge::Create(config);
   if (!bridge.ok()) {
     Log("%s", bridge.status().message());

@@ -126,6 +126,17 @@ std::vector<MetricFamily> RenderMetrics(const BridgeSnapshot& snap) {
                               MetricType::Counter);
   AddSample(moves, {}, static_cast<double>(snap.fdb_moves));
   out.push_back(std::move(moves));
+  MetricFamily aged = Family("hvswitch_fdb_aged_total",
+                             "MAC entries removed because they were not seen for the ageing "
+                             "time.",
+                             MetricType::Counter);
+  AddSample(aged, {}, static_cast<double>(snap.fdb_aged));
+  out.push_back(std::move(aged));
+  MetricFamily flushed = Family("hvswitch_fdb_flushed_total",
+                                "MAC entries removed because their port went down.",
+                                MetricType::Counter);
+  AddSample(flushed, {}, static_cast<double>(snap.fdb_flushed));
+  out.push_back(std::move(flushed));
   return out;
 }
 

@@ -45,6 +45,15 @@ struct Parser {
     } else if (key == "runtime_dir") {
       if (value.empty()) return absl::InvalidArgumentError("--runtime_dir is empty");
       options.runtime_dir = std::string(value);
+    } else if (key == "fdb_capacity") {
+      if (!absl::SimpleAtoi(value, &options.fdb_capacity) || options.fdb_capacity < 16 ||
+          options.fdb_capacity > (1u << 24)) {
+        return absl::InvalidArgumentError("--fdb_capacity must be a number from 16 to 16777216");
+      }
+    } else if (key == "fdb_aging") {
+      if (!absl::SimpleAtoi(value, &options.fdb_aging_seconds)) {
+        return absl::InvalidArgumentError("--fdb_aging must be a number of seconds (0: off)");
+      }
     } else if (key == "config") {
       return ReadConfig(value);
     } else if (key == "help") {
@@ -174,6 +183,8 @@ std::string UsageText() {
   --eal="ARGS"            extra EAL arguments, e.g. "--no-huge -m 1024"
   --runtime_dir=DIR       where the default configuration puts its sockets
                           (default /run/hvswitch)
+  --fdb_capacity=N        MAC table entries (default 65536)
+  --fdb_aging=SECONDS     forget MACs not seen for this long (default 300; 0: never)
   --config=FILE           the same options, one per line
 With no --port, hvswitch starts two vhost-user ports (vm1, vm2) and one memif port (mem1)
 with sockets in the runtime directory.

@@ -20,6 +20,8 @@ struct DaemonOptions {
   std::string metrics_address{kDefaultMetricsAddress};  // empty: no endpoint
   std::vector<std::string> eal_args;
   std::string runtime_dir{kDefaultRuntimeDir};
+  uint32_t fdb_capacity = 65536;
+  uint32_t fdb_aging_seconds = 300;  // 0: never
   bool uses_default_ports = false;  // no --port given: the embedded default configuration
   bool help = false;
 };

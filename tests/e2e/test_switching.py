@@ -121,11 +121,21 @@ class SwitchingTest(unittest.TestCase):
         self.guests["b"] = Guest("vhost-user", f"{self.sw.dir}/b.sock", "b2")
         self.g("b").wait_link()
         self.sw.wait_port_up("b")
-        self.g("a").send(B, A, 8)  # B is still learned on port b
+        # B's entry went with its guest: frames to B flood again...
+        wait_for(lambda: self.sw.value("hvswitch_fdb_flushed_total") >= 1, 10,
+                 "the ager to remove port b's flushed MAC")
+        self.g("a").send(B, A, 8)
         self.wait_flow("b", A, B, 8)
+        self.wait_flow("c", A, B, 8)
+        # ...until B speaks and is learned again.
+        learned = self.sw.value("hvswitch_fdb_learned_total")
         self.g("b").send(A, B, 2)
         self.wait_flow("a", B, A, 4 + 2)
-        self.assertEqual(self.g("c").flow(A, B), 0)
+        wait_for(lambda: self.sw.value("hvswitch_fdb_learned_total") > learned, 10,
+                 "B learned again")
+        self.g("a").send(B, A, 3)
+        self.wait_flow("b", A, B, 8 + 3)
+        self.assertEqual(self.g("c").flow(A, B), 8)
         self.assertEqual(self.sw.output().count("port 'b': guest connected, link up"), 2)
 
 

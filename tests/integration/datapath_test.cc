@@ -30,10 +30,10 @@ uint64_t Key(uint64_t mac) { return mac & 0xffffffffffff; }  // VLAN 0
 
 TEST(FdbTest, LearnWritesOnlyWhenSomethingChanged) {
   std::unique_ptr<Fdb> fdb = *Fdb::Create("fdb_learn", 1024);
-  EXPECT_EQ(fdb->Learn(Key(0x0200), 1), LearnResult::kAdded);
-  EXPECT_EQ(fdb->Learn(Key(0x0200), 1), LearnResult::kCurrent);
-  EXPECT_EQ(fdb->Learn(Key(0x0200), 2), LearnResult::kMoved);
-  EXPECT_EQ(fdb->Learn(Key(0x0400) | (uint64_t{5} << 48), 3), LearnResult::kAdded);
+  EXPECT_EQ(fdb->Learn(Key(0x0200), 1, 0), LearnResult::kAdded);
+  EXPECT_EQ(fdb->Learn(Key(0x0200), 1, 0), LearnResult::kCurrent);
+  EXPECT_EQ(fdb->Learn(Key(0x0200), 2, 0), LearnResult::kMoved);
+  EXPECT_EQ(fdb->Learn(Key(0x0400) | (uint64_t{5} << 48), 3, 0), LearnResult::kAdded);
   EXPECT_EQ(fdb->size(), 2u);
 
   uint64_t keys[3] = {Key(0x0200), Key(0x0600), Key(0x0400) | (uint64_t{5} << 48)};
@@ -48,10 +48,54 @@ TEST(FdbTest, LearnWritesOnlyWhenSomethingChanged) {
 
 TEST(FdbTest, StopsLearningAtCapacity) {
   std::unique_ptr<Fdb> fdb = *Fdb::Create("fdb_full", 64);
-  for (uint64_t i = 0; i < 64; ++i) ASSERT_EQ(fdb->Learn(Key(i << 8), 0), LearnResult::kAdded);
-  EXPECT_EQ(fdb->Learn(Key(999u << 8), 0), LearnResult::kFull);
-  EXPECT_EQ(fdb->Learn(Key(5u << 8), 1), LearnResult::kMoved);  // existing entries still move
+  for (uint64_t i = 0; i < 64; ++i) ASSERT_EQ(fdb->Learn(Key(i << 8), 0, 0), LearnResult::kAdded);
+  EXPECT_EQ(fdb->Learn(Key(999u << 8), 0, 0), LearnResult::kFull);
+  EXPECT_EQ(fdb->Learn(Key(5u << 8), 1, 0), LearnResult::kMoved);  // existing entries still move
   EXPECT_EQ(fdb->size(), 64u);
+}
+
+TEST(FdbTest, AgesEntriesNotSeenForTheAgeingTime) {
+  std::unique_ptr<Fdb> fdb = *Fdb::Create("fdb_age", 1024);
+  int waits = 0;
+  auto wait = [&] { ++waits; };
+  fdb->Learn(Key(0x0200), 1, 100);
+  fdb->Learn(Key(0x0400), 1, 100);
+  uint64_t key = Key(0x0400);
+  uint16_t port = 0;
+  int32_t position = -1;
+  ASSERT_EQ(fdb->LookupBulk(&key, 1, &port, &position), 1u);
+  fdb->Touch(position, 250);  // a worker saw 0x0400 again
+  AgeResult r = fdb->Age(399, 300, wait);
+  EXPECT_EQ(r.aged, 0u);
+  EXPECT_EQ(waits, 0);  // nothing removed: no grace period needed
+  r = fdb->Age(400, 300, wait);
+  EXPECT_EQ(r.aged, 1u);  // 0x0200, last seen at 100
+  EXPECT_EQ(waits, 1);
+  EXPECT_EQ(fdb->size(), 1u);
+  key = Key(0x0200);
+  EXPECT_EQ(fdb->LookupBulk(&key, 1, &port), 0u);
+  EXPECT_EQ(fdb->Age(100000, 0, wait).aged, 0u);  // ageing off
+}
+
+TEST(FdbTest, FlushingAPortForgetsItsEntriesAtOnce) {
+  std::unique_ptr<Fdb> fdb = *Fdb::Create("fdb_flush", 64);
+  for (uint64_t i = 0; i < 32; ++i) fdb->Learn(Key(i << 8), 1, 0);
+  for (uint64_t i = 32; i < 64; ++i) fdb->Learn(Key(i << 8), 2, 0);
+  fdb->FlushPort(1);
+  uint64_t keys[2] = {Key(5u << 8), Key(40u << 8)};
+  uint16_t ports[2] = {};
+  EXPECT_EQ(fdb->LookupBulk(keys, 2, ports), 0b10u);  // port 1's MAC is gone already
+  EXPECT_EQ(fdb->Learn(Key(5u << 8), 3, 0), LearnResult::kAdded);  // not a move
+  AgeResult r = fdb->Age(0, 0, [] {});
+  EXPECT_EQ(r.flushed, 31u);
+  EXPECT_EQ(fdb->size(), 33u);
+  // Freed positions are reused: the table fills to capacity again.
+  for (uint64_t i = 100; i < 131; ++i) {
+    ASSERT_EQ(fdb->Learn(Key(i << 8), 4, 0), LearnResult::kAdded) << i;
+  }
+  EXPECT_EQ(fdb->Learn(Key(999u << 8), 4, 0), LearnResult::kFull);
+  EXPECT_EQ(fdb->LookupBulk(keys, 2, ports), 0b11u);
+  EXPECT_EQ(ports[0], 3);
 }
 
 TEST(LearnQueueTest, RepeatsAreFilteredForAWhile) {
@@ -141,7 +185,7 @@ class ForwarderTest : public ::testing::Test {
     LearnRequest requests[kMaxBurst];
     unsigned n = learn_->Drain(requests, kMaxBurst);
     for (unsigned i = 0; i < n; ++i) {
-      fdb_->Learn(requests[i].key, static_cast<uint16_t>(requests[i].port));
+      fdb_->Learn(requests[i].key, static_cast<uint16_t>(requests[i].port), 0);
     }
     std::vector<std::vector<uint16_t>> out(f.size());
     for (uint16_t p = 0; p < kPorts; ++p) {
@@ -202,6 +246,15 @@ TEST_F(ForwarderTest, DownPortsAreLeftOutOfFloodsAndCountUnicastDrops) {
   EXPECT_EQ(RunBurst(0, {{kA, kBcast}})[0], (std::vector<uint16_t>{1, 2}));
   EXPECT_TRUE(RunBurst(0, {{kA, kB}})[0].empty());
   EXPECT_EQ(counters_.ports[3].tx_drops[static_cast<size_t>(TxDrop::kLinkDown)].Read(), 1u);
+}
+
+TEST_F(ForwarderTest, FlushedPortsMacsAreFloodedUntilRelearned) {
+  RunBurst(1, {{kB, kBcast}});
+  EXPECT_EQ(RunBurst(0, {{kA, kB}})[0], (std::vector<uint16_t>{1}));
+  fdb_->FlushPort(1);
+  EXPECT_EQ(RunBurst(0, {{kA, kB}})[0], (std::vector<uint16_t>{1, 2, 3}));
+  RunBurst(1, {{kB, kA}});
+  EXPECT_EQ(RunBurst(0, {{kA, kB}})[0], (std::vector<uint16_t>{1}));
 }
 
 TEST_F(ForwarderTest, FullTxQueueCountsQueueFull) {

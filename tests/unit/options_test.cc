@@ -43,6 +43,14 @@ TEST(OptionsTest, RepeatedPortsAndEveryOption) {
   EXPECT_THAT(o->worker_cpus, ElementsAre(1u, 2u));
   EXPECT_TRUE(o->metrics_address.empty());
   EXPECT_THAT(o->eal_args, ElementsAre("--no-huge", "-m", "1024"));
+  EXPECT_EQ(o->fdb_capacity, 65536u);
+  EXPECT_EQ(o->fdb_aging_seconds, 300u);
+  o = Parse({"--fdb_capacity=1000000", "--fdb_aging=0"});
+  ASSERT_TRUE(o.ok());
+  EXPECT_EQ(o->fdb_capacity, 1000000u);
+  EXPECT_EQ(o->fdb_aging_seconds, 0u);
+  EXPECT_FALSE(Parse({"--fdb_capacity=lots"}).ok());
+  EXPECT_FALSE(Parse({"--fdb_aging=-1"}).ok());
 }
 
 TEST(OptionsTest, ConfigFileUsesTheSameGrammar) {

@@ -1,0 +1,11 @@
+// Fixed limits of the data path's per-worker and per-port arrays.
+#pragma once
+
+#include <cstdint>
+
+namespace hvswitch {
+
+inline constexpr uint16_t kMaxPorts = 64;  // flood sets are 64-bit masks
+inline constexpr uint16_t kMaxWorkers = 16;
+
+}  // namespace hvswitch

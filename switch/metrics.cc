@@ -24,6 +24,13 @@ void AddSample(MetricFamily& family, std::vector<ClientMetric::Label> labels, do
   family.metric.push_back(std::move(metric));
 }
 
+// A family with one unlabelled sample.
+MetricFamily Single(std::string name, std::string help, MetricType type, uint64_t value) {
+  MetricFamily family = Family(std::move(name), std::move(help), type);
+  AddSample(family, {}, static_cast<double>(value));
+  return family;
+}
+
 // One family with one sample per port, the value taken from each port by `get`.
 template <typename Get>
 MetricFamily PerPort(const BridgeSnapshot& snap, std::string name, std::string help,
@@ -111,32 +118,20 @@ std::vector<MetricFamily> RenderMetrics(const BridgeSnapshot& snap) {
   out.push_back(std::move(busy));
   out.push_back(std::move(idle));
 
-  MetricFamily entries = Family("hvswitch_fdb_entries",
-                                "MAC addresses in the forwarding table.", MetricType::Gauge);
-  AddSample(entries, {}, static_cast<double>(snap.fdb_entries));
-  out.push_back(std::move(entries));
-  MetricFamily learned = Family("hvswitch_fdb_learned_total",
-                                "MAC addresses learned (new table entries).",
-                                MetricType::Counter);
-  AddSample(learned, {}, static_cast<double>(snap.fdb_learned));
-  out.push_back(std::move(learned));
-  MetricFamily moves = Family("hvswitch_fdb_moves_total",
-                              "Learned MACs seen on another port than before; a steady rate "
-                              "means a loop or a MAC shared by two guests.",
-                              MetricType::Counter);
-  AddSample(moves, {}, static_cast<double>(snap.fdb_moves));
-  out.push_back(std::move(moves));
-  MetricFamily aged = Family("hvswitch_fdb_aged_total",
-                             "MAC entries removed because they were not seen for the ageing "
-                             "time.",
-                             MetricType::Counter);
-  AddSample(aged, {}, static_cast<double>(snap.fdb_aged));
-  out.push_back(std::move(aged));
-  MetricFamily flushed = Family("hvswitch_fdb_flushed_total",
-                                "MAC entries removed because their port went down.",
-                                MetricType::Counter);
-  AddSample(flushed, {}, static_cast<double>(snap.fdb_flushed));
-  out.push_back(std::move(flushed));
+  out.push_back(Single("hvswitch_fdb_entries", "MAC addresses in the forwarding table.",
+                       MetricType::Gauge, snap.fdb_entries));
+  out.push_back(Single("hvswitch_fdb_learned_total", "MAC addresses learned (new table entries).",
+                       MetricType::Counter, snap.fdb_learned));
+  out.push_back(Single("hvswitch_fdb_moves_total",
+                       "Learned MACs seen on another port than before; a steady rate means a "
+                       "loop or a MAC shared by two guests.",
+                       MetricType::Counter, snap.fdb_moves));
+  out.push_back(Single("hvswitch_fdb_aged_total",
+                       "MAC entries removed because they were not seen for the ageing time.",
+                       MetricType::Counter, snap.fdb_aged));
+  out.push_back(Single("hvswitch_fdb_flushed_total",
+                       "MAC entries removed because their port went down.",
+                       MetricType::Counter, snap.fdb_flushed));
   return out;
 }
 

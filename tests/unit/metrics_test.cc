@@ -36,6 +36,8 @@ TEST(MetricsTest, NamesLabelsAndValuesFollowTheMetricList) {
   snap.fdb_entries = 4;
   snap.fdb_learned = 6;
   snap.fdb_moves = 2;
+  snap.fdb_aged = 8;
+  snap.fdb_flushed = 9;
   snap.cores = {{1, 900, 100}};
 
   std::string text = Render(snap);
@@ -63,6 +65,8 @@ TEST(MetricsTest, NamesLabelsAndValuesFollowTheMetricList) {
   EXPECT_THAT(text, HasSubstr("hvswitch_fdb_entries 4\n"));
   EXPECT_THAT(text, HasSubstr("hvswitch_fdb_learned_total 6\n"));
   EXPECT_THAT(text, HasSubstr("hvswitch_fdb_moves_total 2\n"));
+  EXPECT_THAT(text, HasSubstr("hvswitch_fdb_aged_total 8\n"));
+  EXPECT_THAT(text, HasSubstr("hvswitch_fdb_flushed_total 9\n"));
   EXPECT_THAT(text, HasSubstr("hvswitch_core_busy_cycles_total{core=\"1\"} 900\n"));
   EXPECT_THAT(text, HasSubstr("hvswitch_core_idle_cycles_total{core=\"1\"} 100\n"));
 }

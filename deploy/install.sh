@@ -7,9 +7,14 @@
 # memory by itself (EAL --no-huge -m 512), which is enough for vhost-user and memif.
 set -euo pipefail
 
-packages=(g++ meson ninja-build pkg-config python3 curl iproute2 procps
+# The DPDK drivers hvswitch loads as plugins are named: with --no-install-recommends
+# the `dpdk` package alone would not bring them all.
+packages=(g++ meson ninja-build pkg-config python3 curl iproute2 procps coreutils
           dpdk dpdk-dev libdpdk-dev libabsl-dev prometheus-cpp-dev
-          libgtest-dev libgmock-dev libbenchmark-dev)
+          libgtest-dev libgmock-dev libbenchmark-dev
+          librte-mempool-ring23 librte-net-vhost23 librte-net-memif23 librte-net-virtio23
+          librte-net-ring23 librte-net-tap23 librte-net-af-packet23 librte-net-null23
+          librte-net-pcap23)
 
 if [ "$(id -u)" -ne 0 ]; then
   echo "install.sh: run as root (apt-get, hugepages)" >&2

@@ -111,11 +111,14 @@ uint64_t Forwarder::LookupRuns(const uint64_t* keys, uint16_t n, uint16_t* ports
   uint64_t unique_hits = datapath_.fdb->LookupBulk(unique, runs, unique_ports,
                                                    positions ? unique_positions : nullptr);
   uint64_t hits = 0;
+  // A miss leaves unique_ports/positions unwritten; give it a defined value, since the
+  // callers pass ports[i] to the verdict functions whether or not it hit.
   for (uint16_t i = 0; i < n; ++i) {
     uint8_t r = run_of[i];
-    hits |= ((unique_hits >> r) & 1) << i;
-    ports[i] = unique_ports[r];
-    if (positions != nullptr) positions[i] = unique_positions[r];
+    bool hit = (unique_hits >> r) & 1;
+    hits |= uint64_t{hit} << i;
+    ports[i] = hit ? unique_ports[r] : 0;
+    if (positions != nullptr) positions[i] = hit ? unique_positions[r] : -1;
   }
   return hits;
 }

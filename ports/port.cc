@@ -47,10 +47,28 @@ bool IsPciDevargs(const std::string& devargs) {
   return std::regex_match(devargs, pci);
 }
 
-PortQueues QueuesFor(const PortSpec& spec, uint16_t nb_workers) {
+PortQueues QueuesFor(const PortSpec& spec, uint16_t nb_workers, uint16_t rx_descriptors,
+                     uint16_t tx_descriptors) {
   PortQueues queues;
-  queues.nb_txq = nb_workers;
-  queues.nb_rxq = spec.type == PortType::kVhostUser ? spec.queues : 1;
+  queues.rx_descriptors = rx_descriptors;
+  queues.tx_descriptors = tx_descriptors;
+  switch (spec.type) {
+    case PortType::kVhostUser:
+      // A tx queue the guest did not enable swallows nothing: tx queues beyond the
+      // guest's queue pairs would drop every frame, so workers share instead.
+      queues.nb_rxq = spec.queues;
+      queues.nb_txq = std::min(nb_workers, spec.queues);
+      break;
+    case PortType::kMemif:
+      // The memif client decides how many rings it opens; one pair always exists.
+      queues.nb_rxq = 1;
+      queues.nb_txq = 1;
+      break;
+    case PortType::kDpdk:
+      queues.nb_rxq = spec.queues;
+      queues.nb_txq = nb_workers;
+      break;
+  }
   return queues;
 }
 
@@ -82,12 +100,38 @@ absl::Status Port::Start(const std::string& devargs, rte_mempool* pool) {
   rte_eth_dev_info info{};
   int rc = rte_eth_dev_info_get(eth_port_, &info);
   if (rc != 0) return PortError(spec_, "cannot read device info", rc);
-  if (queues_.nb_rxq > info.max_rx_queues || queues_.nb_txq > info.max_tx_queues) {
+  if (queues_.nb_rxq > info.max_rx_queues || info.max_tx_queues == 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "port '%s': needs %d rx and %d tx queues, device offers %d and %d", spec_.name,
-        queues_.nb_rxq, queues_.nb_txq, info.max_rx_queues, info.max_tx_queues));
+        "port '%s': needs %d rx queues, device offers %d", spec_.name, queues_.nb_rxq,
+        info.max_rx_queues));
   }
+  queues_.nb_txq = std::min(queues_.nb_txq, info.max_tx_queues);
   rte_eth_conf conf{};
+  // Some PMDs report a smaller maximum than they carry (memif says 1500 yet moves chains
+  // of any length); configure what the device accepts and enforce mtu= at egress.
+  uint32_t device_max_mtu = info.max_mtu;
+  if (info.max_rx_pktlen > RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN) {
+    device_max_mtu = std::min<uint32_t>(device_max_mtu,
+                                        info.max_rx_pktlen - RTE_ETHER_HDR_LEN - RTE_ETHER_CRC_LEN);
+  }
+  conf.rxmode.mtu = std::min<uint32_t>(spec_.mtu, device_max_mtu);
+  device_mtu_ = static_cast<uint16_t>(conf.rxmode.mtu);
+  // Jumbo frames arrive as mbuf chains where the device can scatter, and leave as chains.
+  const uint32_t frame = spec_.mtu + RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN + RTE_ETHER_CRC_LEN;
+  if (frame > static_cast<uint32_t>(rte_pktmbuf_data_room_size(pool) - RTE_PKTMBUF_HEADROOM) &&
+      (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER)) {
+    conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_SCATTER;
+  }
+  if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) {
+    conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+  }
+  if (queues_.nb_rxq > 1) {
+    // Spread flows over the receive queues where the device hashes (NICs); a vhost-user
+    // guest picks its queues itself.
+    conf.rx_adv_conf.rss_conf.rss_hf =
+        info.flow_type_rss_offloads & (RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP | RTE_ETH_RSS_UDP);
+    if (conf.rx_adv_conf.rss_conf.rss_hf != 0) conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+  }
   rc = rte_eth_dev_configure(eth_port_, queues_.nb_rxq, queues_.nb_txq, &conf);
   if (rc != 0) return PortError(spec_, "cannot configure device", rc);
   rc = rte_eth_dev_adjust_nb_rx_tx_desc(eth_port_, &queues_.rx_descriptors,

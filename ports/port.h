@@ -28,9 +28,12 @@ std::string PortDevargs(const PortSpec& spec, int index, uint16_t nb_txq);
 // True when devargs names a PCI device (`0000:03:00.0` or `03:00.0`, options may follow).
 bool IsPciDevargs(const std::string& devargs);
 
-// Queue counts a port of this spec gets with `nb_workers` workers: one tx queue per
-// worker; vhost-user also one rx queue per configured queue pair.
-PortQueues QueuesFor(const PortSpec& spec, uint16_t nb_workers);
+// Queue counts a port of this spec asks for with `nb_workers` workers: one tx queue per
+// worker where the port can have them (vhost-user: no more than the guest's queue pairs;
+// memif: one), one rx queue per configured queue (pair). Opening the port may lower
+// nb_txq to what the device offers; workers then share tx queues under a lock.
+PortQueues QueuesFor(const PortSpec& spec, uint16_t nb_workers, uint16_t rx_descriptors,
+                     uint16_t tx_descriptors);
 
 class Port {
  public:
@@ -45,6 +48,9 @@ class Port {
   uint16_t eth_port() const { return eth_port_; }
   const PortQueues& queues() const { return queues_; }
   const std::string& mac() const { return mac_; }
+  // The MTU the device was configured with: spec().mtu, or less where the device's
+  // reported maximum is lower.
+  uint16_t device_mtu() const { return device_mtu_; }
   // The MAC the port presents, "aa:bb:cc:dd:ee:ff".
   bool LinkUp() const;
   // Frames the device could not receive for lack of mbufs (ethdev rx_nombuf).
@@ -60,6 +66,7 @@ class Port {
   bool probed_ = false;  // we probed (hot-plugged) the device and must detach it
   bool started_ = false;
   std::string mac_;
+  uint16_t device_mtu_ = 0;
 };
 
 }  // namespace hvswitch

@@ -7,6 +7,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 
 namespace hvswitch {
@@ -44,6 +45,45 @@ absl::string_view PortTypeName(PortType type) {
   return "unknown";
 }
 
+absl::StatusOr<std::vector<uint16_t>> ParseVlanList(absl::string_view text) {
+  std::vector<bool> seen(4096);
+  for (absl::string_view part : absl::StrSplit(text, ',')) {
+    std::pair<absl::string_view, absl::string_view> range =
+        absl::StrSplit(part, absl::MaxSplits('-', 1));
+    uint32_t first = 0, last = 0;
+    bool ok = absl::SimpleAtoi(range.first, &first);
+    last = first;
+    if (ok && !range.second.empty()) ok = absl::SimpleAtoi(range.second, &last);
+    if (!ok || first < 1 || last > 4094 || last < first) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("'", part, "' is not a VLAN (1-4094) or a range of them"));
+    }
+    for (uint32_t v = first; v <= last; ++v) seen[v] = true;
+  }
+  std::vector<uint16_t> vlans;
+  for (uint16_t v = 1; v < 4095; ++v) {
+    if (seen[v]) vlans.push_back(v);
+  }
+  return vlans;
+}
+
+namespace {
+
+// `10,20,30-40` back from ascending VLAN ids.
+std::string VlanListString(const std::vector<uint16_t>& vlans) {
+  std::string out;
+  for (size_t i = 0; i < vlans.size();) {
+    size_t j = i;
+    while (j + 1 < vlans.size() && vlans[j + 1] == vlans[j] + 1) ++j;
+    absl::StrAppend(&out, out.empty() ? "" : ",", vlans[i]);
+    if (j > i) absl::StrAppend(&out, "-", vlans[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string PortSpec::ToString() const {
   std::string out = absl::StrCat(name, ",type=", PortTypeName(type));
   switch (type) {
@@ -55,8 +95,16 @@ std::string PortSpec::ToString() const {
       absl::StrAppend(&out, ",path=", path, memif_id != 0 ? absl::StrCat(",id=", memif_id) : "");
       break;
     case PortType::kDpdk:
-      absl::StrAppend(&out, ",devargs=", devargs);
       break;
+  }
+  if (access_vlan != 0) absl::StrAppend(&out, ",vlan=", access_vlan);
+  if (!trunk_vlans.empty()) absl::StrAppend(&out, ",trunk=", VlanListString(trunk_vlans));
+  if (native_vlan != 0) absl::StrAppend(&out, ",native=", native_vlan);
+  if (mtu != 1500) absl::StrAppend(&out, ",mtu=", mtu);
+  if (learn_limit != 0) absl::StrAppend(&out, ",learn_limit=", learn_limit);
+  if (type == PortType::kDpdk) {
+    if (queues != 1) absl::StrAppend(&out, ",queues=", queues);
+    absl::StrAppend(&out, ",devargs=", devargs);
   }
   return out;
 }
@@ -71,14 +119,26 @@ absl::StatusOr<PortSpec> ParsePortSpec(absl::string_view text) {
     text = text.substr(0, at);
     has_devargs = true;
   }
-  std::vector<absl::string_view> fields = absl::StrSplit(text, ',');
-  spec.name = std::string(fields[0]);
+  std::vector<absl::string_view> split = absl::StrSplit(text, ',');
+  spec.name = std::string(split[0]);
+  // A trunk list has commas of its own (`trunk=10,20,30-40`): fields without `=` continue
+  // the field before them.
+  std::vector<std::string> fields = {std::string(split[0])};
+  for (size_t i = 1; i < split.size(); ++i) {
+    if (split[i].find('=') == absl::string_view::npos && i > 1 &&
+        absl::StartsWith(fields.back(), "trunk=")) {
+      absl::StrAppend(&fields.back(), ",", split[i]);
+    } else {
+      fields.emplace_back(split[i]);
+    }
+  }
   if (!IsValidName(spec.name)) {
     return PortError(spec.name, "name must be 1-32 characters of [A-Za-z0-9_.-]");
   }
 
   bool has_type = false, has_path = false, has_client = false, has_queues = false,
-       has_id = false;
+       has_id = false, has_vlan = false, has_trunk = false, has_native = false,
+       has_mtu = false, has_learn_limit = false;
   for (size_t i = 1; i < fields.size(); ++i) {
     std::pair<absl::string_view, absl::string_view> kv =
         absl::StrSplit(fields[i], absl::MaxSplits('=', 1));
@@ -120,10 +180,43 @@ absl::StatusOr<PortSpec> ParsePortSpec(absl::string_view text) {
       if (!absl::SimpleAtoi(value, &spec.memif_id)) {
         return PortError(spec.name, "id must be a non-negative number");
       }
+    } else if (key == "vlan" || key == "native") {
+      status = once(key == "vlan" ? has_vlan : has_native);
+      if (!status.ok()) return status;
+      uint32_t vlan = 0;
+      if (!absl::SimpleAtoi(value, &vlan) || vlan < 1 || vlan > 4094) {
+        return PortError(spec.name, absl::StrCat(key, " must be a VLAN from 1 to 4094"));
+      }
+      (key == "vlan" ? spec.access_vlan : spec.native_vlan) = static_cast<uint16_t>(vlan);
+    } else if (key == "trunk") {
+      status = once(has_trunk);
+      if (!status.ok()) return status;
+      absl::StatusOr<std::vector<uint16_t>> vlans = ParseVlanList(value);
+      if (!vlans.ok()) return PortError(spec.name, absl::StrCat("trunk: ", vlans.status().message()));
+      spec.trunk_vlans = *std::move(vlans);
+    } else if (key == "mtu") {
+      status = once(has_mtu);
+      if (!status.ok()) return status;
+      uint32_t mtu = 0;
+      if (!absl::SimpleAtoi(value, &mtu) || mtu < kMinMtu || mtu > kMaxMtu) {
+        return PortError(spec.name,
+                         absl::StrCat("mtu must be a number from ", kMinMtu, " to ", kMaxMtu));
+      }
+      spec.mtu = static_cast<uint16_t>(mtu);
+    } else if (key == "learn_limit") {
+      status = once(has_learn_limit);
+      if (!status.ok()) return status;
+      if (!absl::SimpleAtoi(value, &spec.learn_limit)) {
+        return PortError(spec.name, "learn_limit must be a number of MACs (0: no limit)");
+      }
     } else {
       return PortError(spec.name, absl::StrCat("unknown key '", key, "'"));
     }
   }
+  if (has_vlan && has_trunk) {
+    return PortError(spec.name, "vlan= (access port) and trunk= exclude each other");
+  }
+  if (has_native && !has_trunk) return PortError(spec.name, "native= needs trunk=");
 
   if (!has_type) return PortError(spec.name, "missing type= (vhost-user, memif or dpdk)");
   auto not_for = [&](bool given, absl::string_view key) -> absl::Status {
@@ -150,7 +243,6 @@ absl::StatusOr<PortSpec> ParsePortSpec(absl::string_view text) {
       }
       if (!(status = not_for(has_path, "path")).ok()) return status;
       if (!(status = not_for(has_client, "client")).ok()) return status;
-      if (!(status = not_for(has_queues, "queues")).ok()) return status;
       if (!(status = not_for(has_id, "id")).ok()) return status;
       spec.devargs = std::string(devargs);
       break;

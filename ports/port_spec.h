@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
+
 #include "absl/strings/string_view.h"
 
 #include "absl/status/statusor.h"
@@ -22,6 +24,14 @@ struct PortSpec {
   uint16_t queues = 1;   // vhost-user queue pairs
   uint32_t memif_id = 0; // memif interface id on the socket
   std::string devargs;   // dpdk: taken verbatim
+  // VLANs. Neither access nor trunk: the port carries every VLAN, untagged frames in
+  // VLAN 0 (what a plain bridge does). Access: untagged on the wire, `access_vlan` inside.
+  // Trunk: tagged frames of the listed VLANs; untagged ones belong to the native VLAN.
+  uint16_t access_vlan = 0;          // 1-4094; 0: not an access port
+  std::vector<uint16_t> trunk_vlans;  // ascending; empty: not a trunk port
+  uint16_t native_vlan = 0;          // trunk only; 0: untagged frames are dropped
+  uint16_t mtu = 1500;               // largest L3 payload sent to or taken from the port
+  uint32_t learn_limit = 0;          // MACs the port may teach the FDB; 0: no limit
 
   // True when hvswitch itself creates `path` and so must remove it on exit.
   bool OwnsSocket() const {
@@ -32,10 +42,17 @@ struct PortSpec {
 };
 
 // Parses `NAME,type=vhost-user,path=SOCK[,client=0|1][,queues=N]`,
-// `NAME,type=memif,path=SOCK[,id=N]` or `NAME,type=dpdk,devargs=DEVARGS` (everything after
-// `devargs=` verbatim). Errors name the port and the problem in one line.
+// `NAME,type=memif,path=SOCK[,id=N]` or `NAME,type=dpdk[,queues=N],devargs=DEVARGS`
+// (everything after `devargs=` verbatim), each with the common keys
+// `[,vlan=N | ,trunk=LIST[,native=N]][,mtu=N][,learn_limit=N]` before devargs.
+// Errors name the port and the problem in one line.
 absl::StatusOr<PortSpec> ParsePortSpec(absl::string_view text);
 
 inline constexpr uint16_t kMaxQueuesPerPort = 16;
+inline constexpr uint16_t kMinMtu = 68;    // IPv4's minimum
+inline constexpr uint16_t kMaxMtu = 9000;  // jumbo frames
+
+// Parses a VLAN list such as `10,20,30-40` (VLANs 1-4094) into ascending unique ids.
+absl::StatusOr<std::vector<uint16_t>> ParseVlanList(absl::string_view text);
 
 }  // namespace hvswitch

@@ -42,21 +42,8 @@ absl::Status Bridge::Init() {
     return absl::InvalidArgumentError(absl::StrCat("burst must be 1 to ", kMaxBurst));
   }
 
-  // Enough mbufs to fill every descriptor ring, plus each worker's frames in flight and
-  // the per-lcore caches, so that a full ring never starves another port.
-  uint32_t mbufs = 4096;
-  for (const PortSpec& spec : config_.ports) {
-    PortQueues q = QueuesFor(spec, nb_workers);
-    mbufs += q.nb_rxq * q.rx_descriptors + q.nb_txq * q.tx_descriptors;
-  }
-  mbufs += nb_workers * kMaxBurst * 2 + (nb_workers + 1) * 256;
-  pool_ = rte_pktmbuf_pool_create("hvs_mbufs", mbufs, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
-                                  static_cast<int>(rte_socket_id()));
-  if (pool_ == nullptr) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "cannot create a pool of ", mbufs, " mbufs: ", rte_strerror(rte_errno),
-        " (give DPDK more memory: hugepages, or --eal=\"--no-huge -m 1024\")"));
-  }
+  absl::Status status = CreatePool(nb_workers);
+  if (!status.ok()) return status;
 
   absl::StatusOr<std::unique_ptr<Fdb>> fdb = Fdb::Create("hvs_fdb", config_.fdb_capacity);
   if (!fdb.ok()) return fdb.status();
@@ -65,18 +52,32 @@ absl::Status Bridge::Init() {
 
   for (size_t i = 0; i < config_.ports.size(); ++i) {
     const PortSpec& spec = config_.ports[i];
-    absl::StatusOr<std::unique_ptr<Port>> port =
-        Port::Open(spec, static_cast<int>(i), QueuesFor(spec, nb_workers), pool_);
+    absl::StatusOr<std::unique_ptr<Port>> port = Port::Open(
+        spec, static_cast<int>(i),
+        QueuesFor(spec, nb_workers, config_.rx_descriptors, config_.tx_descriptors), pool_);
     if (!port.ok()) return port.status();
     DatapathPort& dp = datapath_.ports[i];
     dp.eth_port = (*port)->eth_port();
     dp.nb_txq = (*port)->queues().nb_txq;
+    dp.shared_tx = dp.nb_txq < nb_workers;
+    dp.mtu = spec.mtu;
+    if ((*port)->device_mtu() < spec.mtu) {
+      Log("port '%s': device reports MTU %d at most; it was configured so, and mtu=%d "
+          "still decides what hvswitch sends it", spec.name, (*port)->device_mtu(), spec.mtu);
+    }
+    if (dp.shared_tx) {
+      Log("port '%s': %d tx queues for %d workers: workers share them under a lock",
+          spec.name, dp.nb_txq, nb_workers);
+    }
     ports_.push_back(*std::move(port));
     Log("port '%s' (%s %s): ready, ethdev %d, mac %s", spec.name, PortTypeName(spec.type),
         spec.type == PortType::kDpdk ? spec.devargs : spec.path, dp.eth_port,
         ports_.back()->mac());
   }
   datapath_.nb_ports = static_cast<uint16_t>(ports_.size());
+  ConfigureVlans();
+  status = AddStaticMacs();
+  if (!status.ok()) return status;
 
   counters_ = std::make_unique<WorkerCounters[]>(nb_workers);
   absl::StatusOr<std::unique_ptr<WorkerQuiescence>> quiescence =
@@ -98,11 +99,88 @@ absl::Status Bridge::Init() {
     if (!learn.ok()) return learn.status();
     (*learn)->set_repeat_cycles(rte_get_tsc_hz() / 1000);
     learn_queues_.push_back(*std::move(learn));
-    workers_.push_back(std::make_unique<Worker>(w, datapath_, *learn_queues_.back(),
+    ForwarderOptions options;
+    options.worker = w;
+    options.flush_cycles = rte_get_tsc_hz() / 1000000 * config_.tx_flush_us;
+    options.flush_batch = config_.burst;
+    workers_.push_back(std::make_unique<Worker>(options, datapath_, *learn_queues_.back(),
                                                 counters_[w], *quiescence_, std::move(rx[w]),
                                                 config_.burst, stop_workers_));
   }
   FollowLinks();
+  return absl::OkStatus();
+}
+
+absl::Status Bridge::CreatePool(uint16_t nb_workers) {
+  uint32_t mbufs = config_.mbufs;
+  if (mbufs == 0) {
+    // Enough mbufs to fill every descriptor ring, plus each worker's frames in flight and
+    // waiting for a flush, and the per-lcore caches, so that a full ring never starves
+    // another port. Jumbo frames take several mbufs each; they are rare enough in a ring
+    // that the margin covers them.
+    mbufs = 4096;
+    for (const PortSpec& spec : config_.ports) {
+      PortQueues q =
+          QueuesFor(spec, nb_workers, config_.rx_descriptors, config_.tx_descriptors);
+      mbufs += q.nb_rxq * q.rx_descriptors + q.nb_txq * q.tx_descriptors;
+    }
+    mbufs += nb_workers * kMaxBurst * (kMaxPorts / 8 + 2) + (nb_workers + 1) * 256;
+  }
+  pool_ = rte_pktmbuf_pool_create("hvs_mbufs", mbufs, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
+                                  static_cast<int>(rte_socket_id()));
+  if (pool_ == nullptr) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "cannot create a pool of ", mbufs, " mbufs: ", rte_strerror(rte_errno),
+        " (give DPDK more memory: hugepages, or --eal=\"--no-huge -m 1024\")"));
+  }
+  return absl::OkStatus();
+}
+
+void Bridge::ConfigureVlans() {
+  datapath_.vlan_members.fill(0);
+  datapath_.vlan_untagged.fill(0);
+  datapath_.min_mtu = kMaxMtu;
+  for (size_t p = 0; p < ports_.size(); ++p) {
+    const PortSpec& spec = ports_[p]->spec();
+    DatapathPort& dp = datapath_.ports[p];
+    const uint64_t bit = uint64_t{1} << p;
+    datapath_.min_mtu = std::min(datapath_.min_mtu, spec.mtu);
+    if (spec.access_vlan != 0) {
+      dp.accepts_tagged = false;
+      dp.native_vlan = spec.access_vlan;
+      datapath_.vlan_members[spec.access_vlan] |= bit;
+    } else if (!spec.trunk_vlans.empty()) {
+      dp.accepts_tagged = true;
+      dp.native_vlan = spec.native_vlan != 0 ? spec.native_vlan : kNoVlan;
+      for (uint16_t v : spec.trunk_vlans) datapath_.vlan_members[v] |= bit;
+      if (spec.native_vlan != 0) datapath_.vlan_members[spec.native_vlan] |= bit;
+    } else {
+      dp.accepts_tagged = true;
+      dp.native_vlan = 0;
+      for (uint64_t& members : datapath_.vlan_members) members |= bit;
+    }
+    if (dp.native_vlan != kNoVlan) datapath_.vlan_untagged[dp.native_vlan] |= bit;
+  }
+  datapath_.vlan_members[kVlans - 1] = 0;  // VLAN 4095 is reserved
+}
+
+absl::Status Bridge::AddStaticMacs() {
+  for (const StaticMacSpec& mac : config_.static_macs) {
+    size_t p = 0;
+    while (p < ports_.size() && ports_[p]->spec().name != mac.port) ++p;
+    if (p == ports_.size()) {
+      return absl::InvalidArgumentError(absl::StrCat("static MAC ", KeyMacString(mac.key),
+                                                     ": no port named '", mac.port, "'"));
+    }
+    uint16_t vlan = KeyVlan(mac.key);
+    if (!((datapath_.vlan_members[vlan] >> p) & 1)) {
+      return absl::InvalidArgumentError(absl::StrCat("static MAC ", KeyMacString(mac.key),
+                                                     ": port '", mac.port,
+                                                     "' does not carry VLAN ", vlan));
+    }
+    absl::Status status = fdb_->AddStatic(mac.key, static_cast<uint16_t>(p));
+    if (!status.ok()) return status;
+  }
   return absl::OkStatus();
 }
 
@@ -148,6 +226,7 @@ void Bridge::Poll() {
   uint32_t now = config_.clock();
   datapath_.now_seconds.store(now, std::memory_order_relaxed);
   ApplyLearnRequests(now);
+  UpdateLearnLimits();
   ++polls_;
   if (polls_ % 100 == 0) FollowLinks();
   if (polls_ % 1000 == 0) {
@@ -176,7 +255,7 @@ void Bridge::ApplyLearnRequests(uint32_t now) {
     unsigned n = queue->Drain(requests, 256);
     for (unsigned i = 0; i < n; ++i) {
       uint16_t port = static_cast<uint16_t>(requests[i].port);
-      switch (fdb_->Learn(requests[i].key, port, now)) {
+      switch (fdb_->Learn(requests[i].key, port, now, ports_[port]->spec().learn_limit)) {
         case LearnResult::kAdded:
           fdb_learned_.fetch_add(1, std::memory_order_relaxed);
           break;
@@ -184,12 +263,31 @@ void Bridge::ApplyLearnRequests(uint32_t now) {
           fdb_moves_.fetch_add(1, std::memory_order_relaxed);
           LogMove(requests[i].key, port, now);
           break;
+        case LearnResult::kLimited:
+          learn_refused_[port].fetch_add(1, std::memory_order_relaxed);
+          break;
+        case LearnResult::kStatic:
+          fdb_static_refused_.fetch_add(1, std::memory_order_relaxed);
+          break;
         case LearnResult::kCurrent:
         case LearnResult::kFull:
           break;
       }
     }
   }
+}
+
+// Workers stop asking to learn on a port at its limit (and count the frames instead), so
+// that a guest flooding new source MACs costs the control thread nothing.
+void Bridge::UpdateLearnLimits() {
+  uint64_t blocked = 0;
+  for (size_t p = 0; p < ports_.size(); ++p) {
+    uint32_t limit = ports_[p]->spec().learn_limit;
+    if (limit != 0 && fdb_->learned(static_cast<uint16_t>(p)) >= limit) {
+      blocked |= uint64_t{1} << p;
+    }
+  }
+  datapath_.learn_blocked_mask.store(blocked, std::memory_order_relaxed);
 }
 
 void Bridge::FollowLinks() {
@@ -223,9 +321,10 @@ BridgeSnapshot Bridge::Snapshot() const {
     ps.mac = port.mac();
     ps.path = port.spec().type == PortType::kDpdk ? port.spec().devargs : port.spec().path;
     ps.up = (up_mask >> p) & 1;
-    uint16_t mtu = 0;
-    ps.mtu = rte_eth_dev_get_mtu(port.eth_port(), &mtu) == 0 ? mtu : RTE_ETHER_MTU;
+    ps.mtu = port.spec().mtu;
     for (size_t w = 0; w < workers_.size(); ++w) ps.totals.AddFrom(counters_[w].ports[p]);
+    ps.totals.learn_limited += learn_refused_[p].load(std::memory_order_relaxed);
+    ps.fdb_learned = fdb_->learned(static_cast<uint16_t>(p));
     ps.rx_no_mbuf = port.RxNoMbuf();
     snap.ports.push_back(std::move(ps));
   }
@@ -238,6 +337,8 @@ BridgeSnapshot Bridge::Snapshot() const {
   snap.fdb_moves = fdb_moves_.load(std::memory_order_relaxed);
   snap.fdb_aged = fdb_aged_.load(std::memory_order_relaxed);
   snap.fdb_flushed = fdb_flushed_.load(std::memory_order_relaxed);
+  snap.fdb_static = fdb_->statics();
+  snap.fdb_static_refused = fdb_static_refused_.load(std::memory_order_relaxed);
   return snap;
 }
 

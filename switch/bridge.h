@@ -4,7 +4,9 @@
 // Snapshot from any thread (the metrics endpoint calls it from its own).
 #pragma once
 
+#include <array>
 #include <atomic>
+#include <string>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -16,6 +18,7 @@
 #include "switch/datapath.h"
 #include "switch/fdb.h"
 #include "switch/learn_queue.h"
+#include "switch/options.h"
 #include "switch/worker.h"
 #include "switch/worker_quiescence.h"
 
@@ -27,13 +30,21 @@ uint32_t MonotonicSeconds();
 
 struct BridgeConfig {
   std::vector<PortSpec> ports;
+  std::vector<StaticMacSpec> static_macs;
   std::vector<unsigned> worker_lcores;  // EAL lcore ids, one worker each
   std::vector<unsigned> worker_cpus;    // the CPU each of those lcores runs on
   uint32_t fdb_capacity = 65536;
   uint32_t fdb_aging_seconds = 300;  // 0: entries never age
   // Seconds on a monotonic clock; tests inject their own.
   std::function<uint32_t()> clock = MonotonicSeconds;
+  // Tunables. Frames taken from a queue per poll; ring sizes; mbufs in the pool (0: as
+  // many as the rings and workers can hold); microseconds a frame may wait for a fuller
+  // tx burst (0: sent at the end of the burst that brought it).
   uint16_t burst = 32;
+  uint16_t rx_descriptors = 1024;
+  uint16_t tx_descriptors = 1024;
+  uint32_t mbufs = 0;
+  uint32_t tx_flush_us = 0;
 };
 
 class Bridge {
@@ -59,7 +70,11 @@ class Bridge {
  private:
   explicit Bridge(const BridgeConfig& config) : config_(config) {}
   absl::Status Init();
+  absl::Status CreatePool(uint16_t nb_workers);
+  void ConfigureVlans();
+  absl::Status AddStaticMacs();
   void ApplyLearnRequests(uint32_t now);
+  void UpdateLearnLimits();
   void FollowLinks();
   void LogMove(uint64_t key, uint16_t to_port, uint32_t now);
 
@@ -75,7 +90,10 @@ class Bridge {
   std::atomic<bool> stop_workers_{false};
   bool workers_running_ = false;
   uint64_t polls_ = 0;
-  std::atomic<uint64_t> fdb_learned_{0}, fdb_moves_{0}, fdb_aged_{0}, fdb_flushed_{0};
+  std::atomic<uint64_t> fdb_learned_{0}, fdb_moves_{0}, fdb_aged_{0}, fdb_flushed_{0},
+      fdb_static_refused_{0};
+  // Learn requests refused for the learn limit (frames the workers did not catch).
+  std::array<std::atomic<uint64_t>, kMaxPorts> learn_refused_{};
   uint32_t move_log_second_ = 0, move_logs_this_second_ = 0;
 };
 

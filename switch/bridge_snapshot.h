@@ -16,6 +16,7 @@ struct PortSnapshot {
   uint32_t mtu = 0;
   PortTotals totals;
   uint64_t rx_no_mbuf = 0;  // reported by the device
+  uint64_t fdb_learned = 0;  // current learned MACs on the port
 };
 
 struct CoreSnapshot {
@@ -31,6 +32,8 @@ struct BridgeSnapshot {
   uint64_t fdb_moves = 0;
   uint64_t fdb_aged = 0;
   uint64_t fdb_flushed = 0;
+  uint64_t fdb_static = 0;
+  uint64_t fdb_static_refused = 0;
 };
 
 }  // namespace hvswitch

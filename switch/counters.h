@@ -25,17 +25,19 @@ class Counter {
 };
 
 // Why a received frame went nowhere.
-enum class RxDrop : uint8_t { kMalformed, kHairpin, kCount };
+enum class RxDrop : uint8_t { kMalformed, kVlan, kHairpin, kCount };
 // Why a frame meant for a port was not sent.
-enum class TxDrop : uint8_t { kQueueFull, kLinkDown, kCount };
+enum class TxDrop : uint8_t { kQueueFull, kLinkDown, kMtu, kNoMbuf, kCount };
 
 inline constexpr std::array<absl::string_view, static_cast<size_t>(RxDrop::kCount)>
-    kRxDropNames = {"malformed", "hairpin"};
+    kRxDropNames = {"malformed", "vlan", "hairpin"};
 inline constexpr std::array<absl::string_view, static_cast<size_t>(TxDrop::kCount)>
-    kTxDropNames = {"queue_full", "link_down"};
+    kTxDropNames = {"queue_full", "link_down", "mtu", "no_mbuf"};
 
 struct alignas(64) PortCounters {
   Counter rx_packets, rx_bytes, tx_packets, tx_bytes;
+  // Frames forwarded but not learned: their source was new and the port at its limit.
+  Counter learn_limited;
   std::array<Counter, static_cast<size_t>(RxDrop::kCount)> rx_drops;
   std::array<Counter, static_cast<size_t>(TxDrop::kCount)> tx_drops;
 
@@ -52,7 +54,7 @@ struct WorkerCounters {
 
 // A plain sum over workers, taken by a reader.
 struct PortTotals {
-  uint64_t rx_packets = 0, rx_bytes = 0, tx_packets = 0, tx_bytes = 0;
+  uint64_t rx_packets = 0, rx_bytes = 0, tx_packets = 0, tx_bytes = 0, learn_limited = 0;
   std::array<uint64_t, static_cast<size_t>(RxDrop::kCount)> rx_drops{};
   std::array<uint64_t, static_cast<size_t>(TxDrop::kCount)> tx_drops{};
 
@@ -61,6 +63,7 @@ struct PortTotals {
     rx_bytes += c.rx_bytes.Read();
     tx_packets += c.tx_packets.Read();
     tx_bytes += c.tx_bytes.Read();
+    learn_limited += c.learn_limited.Read();
     for (size_t i = 0; i < rx_drops.size(); ++i) rx_drops[i] += c.rx_drops[i].Read();
     for (size_t i = 0; i < tx_drops.size(); ++i) tx_drops[i] += c.tx_drops[i].Read();
   }

@@ -54,31 +54,70 @@ uint64_t Fdb::LookupBulk(const uint64_t* keys, uint32_t n, uint16_t* ports,
   return hits;
 }
 
-LearnResult Fdb::Learn(uint64_t key, uint16_t port, uint32_t now) {
+int32_t Fdb::Insert(uint64_t key) {
+  if (size_.load(std::memory_order_relaxed) >= capacity_) return -1;
+  int32_t position = rte_hash_add_key(hash_, &key);
+  if (position < 0) return -1;
+  size_.store(size_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  return position;
+}
+
+LearnResult Fdb::Learn(uint64_t key, uint16_t port, uint32_t now, uint32_t limit) {
   const uint64_t value = Encode(port, generations_[port].load(std::memory_order_relaxed));
+  const bool at_limit = limit != 0 && learned(port) >= limit;
   int32_t position = rte_hash_lookup(hash_, &key);
   if (position >= 0) {
     Entry& entry = entries_[position];
-    int current = CurrentPort(entry.value.load(std::memory_order_relaxed));
+    uint64_t old = entry.value.load(std::memory_order_relaxed);
+    int current = CurrentPort(old);
+    if (current == port) {
+      entry.last_seen.store(now, std::memory_order_relaxed);
+      return LearnResult::kCurrent;
+    }
+    if (IsStatic(old)) return LearnResult::kStatic;
+    if (at_limit) return LearnResult::kLimited;
     entry.last_seen.store(now, std::memory_order_relaxed);
-    if (current == port) return LearnResult::kCurrent;
     entry.value.store(value, std::memory_order_release);
+    CountLearned(current, -1);
+    CountLearned(port, +1);
     // An entry of a flushed port is as good as absent: learning it again is not a move.
     return current < 0 ? LearnResult::kAdded : LearnResult::kMoved;
   }
-  if (size_.load(std::memory_order_relaxed) >= capacity_) return LearnResult::kFull;
-  position = rte_hash_add_key(hash_, &key);
+  if (at_limit) return LearnResult::kLimited;
+  position = Insert(key);
   if (position < 0) return LearnResult::kFull;
   // Until this store a reader finding the new key sees an empty entry: a miss.
   entries_[position].last_seen.store(now, std::memory_order_relaxed);
   entries_[position].value.store(value, std::memory_order_release);
-  size_.store(size_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  CountLearned(port, +1);
   return LearnResult::kAdded;
+}
+
+absl::Status Fdb::AddStatic(uint64_t key, uint16_t port) {
+  int32_t position = rte_hash_lookup(hash_, &key);
+  if (position < 0) {
+    position = Insert(key);
+    if (position < 0) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("FDB full (", capacity_, " entries): no room for a static entry"));
+    }
+  } else {
+    uint64_t old = entries_[position].value.load(std::memory_order_relaxed);
+    if (IsStatic(old)) {
+      statics_.store(statics_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+    } else {
+      CountLearned(CurrentPort(old), -1);
+    }
+  }
+  entries_[position].value.store(Encode(port, 0) | kStaticBit, std::memory_order_release);
+  statics_.store(statics_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  return absl::OkStatus();
 }
 
 void Fdb::FlushPort(uint16_t port) {
   generations_[port].store(generations_[port].load(std::memory_order_relaxed) + 1,
                            std::memory_order_relaxed);
+  learned_[port].store(0, std::memory_order_relaxed);
 }
 
 AgeResult Fdb::Age(uint32_t now, uint32_t max_age, absl::FunctionRef<void()> wait_for_readers) {
@@ -89,10 +128,14 @@ AgeResult Fdb::Age(uint32_t now, uint32_t max_age, absl::FunctionRef<void()> wai
   uint32_t next = 0;
   for (int32_t position; (position = rte_hash_iterate(hash_, &key, &data, &next)) >= 0;) {
     const Entry& entry = entries_[position];
-    if (CurrentPort(entry.value.load(std::memory_order_relaxed)) < 0) {
+    uint64_t value = entry.value.load(std::memory_order_relaxed);
+    int port = CurrentPort(value);
+    if (IsStatic(value)) continue;
+    if (port < 0) {
       ++result.flushed;
     } else if (max_age != 0 && now - entry.last_seen.load(std::memory_order_relaxed) >= max_age) {
       ++result.aged;
+      CountLearned(port, -1);
     } else {
       continue;
     }

@@ -7,6 +7,9 @@
 //
 // Flushing a port is O(1): its generation moves on, and every entry learned under the old
 // generation stops matching at once; Age removes such entries later.
+//
+// Static entries (configured by the operator) never age, never move and survive a flush.
+// Learned entries count against their port's learn limit.
 #pragma once
 
 #include <array>
@@ -23,7 +26,14 @@ struct rte_hash;
 
 namespace hvswitch {
 
-enum class LearnResult { kCurrent, kAdded, kMoved, kFull };
+enum class LearnResult {
+  kCurrent,  // already on that port: nothing written but the last-seen time
+  kAdded,
+  kMoved,
+  kFull,     // the table is at capacity
+  kLimited,  // the port has as many learned MACs as its limit allows
+  kStatic,   // a static entry on another port: not moved
+};
 
 struct AgeResult {
   uint32_t aged = 0;     // not seen for the ageing time
@@ -53,8 +63,10 @@ class Fdb {
     if (seen.load(std::memory_order_relaxed) != now) seen.store(now, std::memory_order_relaxed);
   }
 
-  // Control thread only.
-  LearnResult Learn(uint64_t key, uint16_t port, uint32_t now);
+  // Control thread only. `limit`: learned MACs the port may have (0: no limit).
+  LearnResult Learn(uint64_t key, uint16_t port, uint32_t now, uint32_t limit = 0);
+  // Makes `key` a static entry on `port`, replacing a learned one.
+  absl::Status AddStatic(uint64_t key, uint16_t port);
   void FlushPort(uint16_t port);
   // Removes entries of flushed ports and, when max_age > 0, entries not seen for max_age
   // seconds. Calls wait_for_readers once before freeing what it removed.
@@ -63,22 +75,38 @@ class Fdb {
   // Any thread. Entries in the table, including flushed ones Age has not removed yet.
   uint32_t size() const { return size_.load(std::memory_order_relaxed); }
   uint32_t capacity() const { return capacity_; }
+  // Any thread. Current learned (not static) entries of a port.
+  uint32_t learned(uint16_t port) const {
+    return learned_[port].load(std::memory_order_relaxed);
+  }
+  uint32_t statics() const { return statics_.load(std::memory_order_relaxed); }
 
  private:
   struct Entry {
-    // Bits 0-15: port + 1 (0: no entry); bits 16-31: the port's generation when learned.
+    // Bits 0-15: port + 1 (0: no entry); bits 16-31: the port's generation when learned;
+    // bit 32: static.
     std::atomic<uint64_t> value{0};
     std::atomic<uint32_t> last_seen{0};
   };
+  static constexpr uint64_t kStaticBit = uint64_t{1} << 32;
   static uint64_t Encode(uint16_t port, uint16_t generation) {
     return (uint64_t{port} + 1) | (uint64_t{generation} << 16);
   }
+  static bool IsStatic(uint64_t value) { return value & kStaticBit; }
   // The port of a current entry value, or -1 when empty or flushed.
   int CurrentPort(uint64_t value) const {
     if (value == 0) return -1;
     uint16_t port = static_cast<uint16_t>((value & 0xffff) - 1);
+    if (IsStatic(value)) return port;
     uint16_t generation = static_cast<uint16_t>(value >> 16);
     return generation == generations_[port].load(std::memory_order_relaxed) ? port : -1;
+  }
+  // Adds a key to the hash; -1 when the table is full.
+  int32_t Insert(uint64_t key);
+  void CountLearned(int port, int delta) {
+    if (port < 0) return;
+    std::atomic<uint32_t>& n = learned_[port];
+    n.store(n.load(std::memory_order_relaxed) + delta, std::memory_order_relaxed);
   }
 
   Fdb(rte_hash* hash, uint32_t capacity, uint32_t slots);
@@ -87,7 +115,8 @@ class Fdb {
   uint32_t capacity_;
   std::unique_ptr<Entry[]> entries_;
   std::array<std::atomic<uint16_t>, kMaxPorts> generations_{};
-  std::atomic<uint32_t> size_{0};
+  std::array<std::atomic<uint32_t>, kMaxPorts> learned_{};
+  std::atomic<uint32_t> size_{0}, statics_{0};
 };
 
 }  // namespace hvswitch

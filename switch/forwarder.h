@@ -1,7 +1,9 @@
 // Forwarder: one worker's bridge pipeline. A received burst is classified as a whole
-// (source learning requests, bulk destination lookup, verdicts), then transmitted grouped
-// by destination port, one tx burst per port. Worker thread only: no locks, no
-// allocation, no exceptions; counters are the worker's own.
+// (VLAN, source learning requests, bulk destination lookup, verdicts), then transmitted
+// grouped by destination port. With a flush interval, frames for a port wait up to that
+// long (or until a burst's worth is queued) so that guests get fewer, fuller bursts and
+// fewer notifications. Worker thread only: no locks (except tx queues shared by workers),
+// no allocation, no exceptions; counters are the worker's own.
 #pragma once
 
 #include <array>
@@ -15,38 +17,51 @@ struct rte_mbuf;
 
 namespace hvswitch {
 
+struct ForwarderOptions {
+  uint16_t worker = 0;        // picks this worker's tx queue on each port
+  uint64_t flush_cycles = 0;  // TSC cycles a frame may wait for company; 0: send at once
+  uint16_t flush_batch = 32;  // a port with this many frames waiting is sent at once
+};
+
 class Forwarder {
  public:
-  Forwarder(const Datapath& datapath, uint16_t txq, WorkerCounters& counters,
-            LearnQueue& learn)
-      : datapath_(datapath), txq_(txq), counters_(counters), learn_(learn) {}
+  Forwarder(const Datapath& datapath, const ForwarderOptions& options,
+            WorkerCounters& counters, LearnQueue& learn)
+      : datapath_(datapath), options_(options), counters_(counters), learn_(learn) {}
 
   // Takes ownership of n <= kMaxBurst mbufs received on bridge port `in_port`.
   void HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n);
+  // Sends what waited past its deadline (`now`: TSC); the worker calls it every round.
+  void FlushExpired(uint64_t now);
+  // Sends everything waiting.
+  void FlushAll();
+  bool HasPending() const { return pending_ != 0; }
 
  private:
-  void Enqueue(uint16_t port, rte_mbuf* m) {
-    TxBuffer& buffer = tx_[port];
-    buffer.pkts[buffer.n++] = m;
-    pending_ |= uint64_t{1} << port;
-  }
+  struct TxBuffer {
+    uint16_t n = 0;
+    uint64_t deadline = 0;  // TSC; set when the first frame enters an empty buffer
+    rte_mbuf* pkts[kMaxBurst];
+  };
+
+  void Enqueue(uint16_t port, rte_mbuf* m);
   // Looks up keys[0..n), asking the FDB once per run of equal consecutive keys (a burst
   // from one guest mostly carries one or two conversations). Same contract as
   // Fdb::LookupBulk.
   uint64_t LookupRuns(const uint64_t* keys, uint16_t n, uint16_t* ports,
                       int32_t* positions = nullptr) const;
-  void Flood(uint16_t in_port, uint64_t up_mask, rte_mbuf* m);
-  void FlushPending(uint64_t up_mask);
-
-  struct TxBuffer {
-    uint16_t n = 0;
-    rte_mbuf* pkts[kMaxBurst];
-  };
+  void Unicast(uint16_t port, uint16_t vlan, bool tagged, uint32_t payload, rte_mbuf* m);
+  void Flood(uint16_t in_port, uint16_t vlan, bool tagged, uint32_t payload, rte_mbuf* m);
+  // Sends `targets` the same frame as one mbuf whose reference count covers them all.
+  void Share(uint64_t targets, rte_mbuf* m);
+  void FlushPort(uint16_t port);
 
   const Datapath& datapath_;
-  const uint16_t txq_;
+  const ForwarderOptions options_;
   WorkerCounters& counters_;
   LearnQueue& learn_;
+  uint64_t up_mask_ = 0;  // as read at the start of the current burst
+  uint64_t now_ = 0;      // TSC at the start of the current burst, when flushing by time
   uint64_t pending_ = 0;  // ports with frames in tx_
   std::array<TxBuffer, kMaxPorts> tx_;
 };

@@ -90,6 +90,12 @@ int RunSwitch(const DaemonOptions& options, const EalPlan& plan) {
   config.worker_cpus = plan.worker_cpus;
   config.fdb_capacity = options.fdb_capacity;
   config.fdb_aging_seconds = options.fdb_aging_seconds;
+  config.static_macs = options.static_macs;
+  config.burst = options.burst;
+  config.rx_descriptors = options.rx_descriptors;
+  config.tx_descriptors = options.tx_descriptors;
+  config.mbufs = options.mbufs;
+  config.tx_flush_us = options.tx_flush_us;
   absl::StatusOr<std::unique_ptr<Bridge>> bridge = Bridge::Create(config);
   if (!bridge.ok()) {
     Log("%s", bridge.status().message());

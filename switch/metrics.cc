@@ -63,6 +63,8 @@ std::vector<MetricFamily> RenderMetrics(const BridgeSnapshot& snap) {
       "hvswitch_port_receive_drop_total",
       "Frames dropped after receive, by reason. no_mbuf: the buffer pool ran dry (raise it "
       "or find who holds buffers); malformed: runt or group-source frames from the port; "
+      "vlan: tagged frames on an access port, or frames in a VLAN the port does not carry "
+      "(a guest or trunk misconfigured); "
       "hairpin: destination learned on the ingress port itself (a loop or a confused peer).",
       MetricType::Counter);
   for (const PortSnapshot& port : snap.ports) {
@@ -78,7 +80,9 @@ std::vector<MetricFamily> RenderMetrics(const BridgeSnapshot& snap) {
   MetricFamily tx_drop = Family(
       "hvswitch_port_transmit_drop_total",
       "Frames for the port that were not sent, by reason. queue_full: the guest or device "
-      "is not draining its ring fast enough; link_down: the guest is not connected.",
+      "is not draining its ring fast enough; link_down: the guest is not connected; mtu: "
+      "the frame is larger than the port's MTU (raise mtu= or fix the sender's MTU); "
+      "no_mbuf: no buffer for the re-tagged copy of a flooded frame (pool exhausted).",
       MetricType::Counter);
   for (const PortSnapshot& port : snap.ports) {
     for (size_t r = 0; r < kTxDropNames.size(); ++r) {
@@ -88,6 +92,15 @@ std::vector<MetricFamily> RenderMetrics(const BridgeSnapshot& snap) {
   }
   out.push_back(std::move(tx_drop));
 
+  out.push_back(PerPort(snap, "hvswitch_port_learn_limited_total",
+                        "Frames forwarded without learning their source because the port "
+                        "has as many MACs as its learn_limit allows (a guest spraying "
+                        "source MACs, or a limit set too low).",
+                        MetricType::Counter, [](auto& p) { return p.totals.learn_limited; }));
+  out.push_back(PerPort(snap, "hvswitch_port_fdb_entries",
+                        "MACs currently learned on the port (static entries excluded); "
+                        "compare with its learn_limit.",
+                        MetricType::Gauge, [](auto& p) { return p.fdb_learned; }));
   out.push_back(PerPort(snap, "hvswitch_port_up",
                         "1 while the port's link is up (guest connected); 0 means frames "
                         "for it are dropped as link_down.",
@@ -118,8 +131,16 @@ std::vector<MetricFamily> RenderMetrics(const BridgeSnapshot& snap) {
   out.push_back(std::move(busy));
   out.push_back(std::move(idle));
 
-  out.push_back(Single("hvswitch_fdb_entries", "MAC addresses in the forwarding table.",
+  out.push_back(Single("hvswitch_fdb_entries",
+                       "MAC addresses in the forwarding table, learned and static.",
                        MetricType::Gauge, snap.fdb_entries));
+  out.push_back(Single("hvswitch_fdb_static_entries",
+                       "Static MAC entries (configured; never aged or moved).",
+                       MetricType::Gauge, snap.fdb_static));
+  out.push_back(Single("hvswitch_fdb_static_move_refused_total",
+                       "Frames whose source is a static MAC of another port; non-zero means "
+                       "a guest is using an address it does not own, or the entry is wrong.",
+                       MetricType::Counter, snap.fdb_static_refused));
   out.push_back(Single("hvswitch_fdb_learned_total", "MAC addresses learned (new table entries).",
                        MetricType::Counter, snap.fdb_learned));
   out.push_back(Single("hvswitch_fdb_moves_total",

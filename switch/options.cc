@@ -1,5 +1,7 @@
 #include "switch/options.h"
 
+#include <rte_ether.h>
+
 #include <fstream>
 #include <sstream>
 
@@ -10,11 +12,46 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "switch/datapath.h"
+#include "switch/mac_key.h"
 
 // A hand-written parser rather than absl flags: `--port` repeats and its values contain
 // commas, which absl's flag types cannot accumulate.
 namespace hvswitch {
 namespace {
+
+template <typename T>
+absl::Status Number(absl::string_view key, absl::string_view value, uint32_t min, uint32_t max,
+                    T& out) {
+  uint32_t n = 0;
+  if (!absl::SimpleAtoi(value, &n) || n < min || n > max) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", key, " must be a number from ", min, " to ", max));
+  }
+  out = static_cast<T>(n);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<StaticMacSpec> ParseStaticMac(absl::string_view text) {
+  auto bad = [&] {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--fdb_static must be PORT,MAC[,vlan=N] with a unicast MAC, not '", text, "'"));
+  };
+  std::vector<std::string> fields = absl::StrSplit(text, ',');
+  if (fields.size() < 2 || fields.size() > 3 || fields[0].empty()) return bad();
+  rte_ether_addr mac{};
+  if (rte_ether_unformat_addr(fields[1].c_str(), &mac) != 0 || rte_is_multicast_ether_addr(&mac)) {
+    return bad();
+  }
+  uint32_t vlan = 0;
+  if (fields.size() == 3) {
+    absl::string_view v = fields[2];
+    if (!absl::ConsumePrefix(&v, "vlan=") || !absl::SimpleAtoi(v, &vlan) || vlan > 4094) {
+      return bad();
+    }
+  }
+  return StaticMacSpec{fields[0], MacKey(static_cast<uint16_t>(vlan), mac.addr_bytes)};
+}
 
 struct Parser {
   DaemonOptions options;
@@ -54,6 +91,20 @@ struct Parser {
       if (!absl::SimpleAtoi(value, &options.fdb_aging_seconds)) {
         return absl::InvalidArgumentError("--fdb_aging must be a number of seconds (0: off)");
       }
+    } else if (key == "fdb_static") {
+      absl::StatusOr<StaticMacSpec> mac = ParseStaticMac(value);
+      if (!mac.ok()) return mac.status();
+      options.static_macs.push_back(*std::move(mac));
+    } else if (key == "burst") {
+      return Number(key, value, 1, kMaxBurst, options.burst);
+    } else if (key == "rx_descriptors") {
+      return Number(key, value, 64, 8192, options.rx_descriptors);
+    } else if (key == "tx_descriptors") {
+      return Number(key, value, 64, 8192, options.tx_descriptors);
+    } else if (key == "mbufs") {
+      return Number(key, value, 0, 1u << 24, options.mbufs);
+    } else if (key == "tx_flush_us") {
+      return Number(key, value, 0, 1000, options.tx_flush_us);
     } else if (key == "config") {
       return ReadConfig(value);
     } else if (key == "help") {
@@ -177,7 +228,15 @@ std::string UsageText() {
   return R"(usage: hvswitch [options]
   --port=NAME,type=vhost-user,path=SOCKET[,client=1][,queues=N]
   --port=NAME,type=memif,path=SOCKET[,id=N]
-  --port=NAME,type=dpdk,devargs=DEVARGS      (devargs last; taken verbatim)
+  --port=NAME,type=dpdk[,queues=N],devargs=DEVARGS  (devargs last; taken verbatim;
+                                                    queues > 1: RSS over N rx queues)
+    any port also: [,vlan=N | ,trunk=LIST[,native=N]][,mtu=N][,learn_limit=N]
+      vlan=N       access port: untagged frames, VLAN N inside
+      trunk=LIST   tagged frames of these VLANs (e.g. 10,20,30-40);
+                   native=N carries VLAN N untagged
+      (neither)    every VLAN, untagged frames in VLAN 0
+      mtu=N        68-9000 (default 1500); larger frames are dropped (reason mtu)
+      learn_limit=N  MACs the port may teach the FDB (default 0: no limit)
   --lcores=LIST           CPUs for poll-mode workers (default: the last CPU)
   --metrics_address=HOST:PORT|none   Prometheus endpoint (default 127.0.0.1:9417)
   --eal="ARGS"            extra EAL arguments, e.g. "--no-huge -m 1024"
@@ -185,6 +244,13 @@ std::string UsageText() {
                           (default /run/hvswitch)
   --fdb_capacity=N        MAC table entries (default 65536)
   --fdb_aging=SECONDS     forget MACs not seen for this long (default 300; 0: never)
+  --fdb_static=PORT,MAC[,vlan=N]   a MAC that lives on PORT: never aged or moved
+                          (repeat for more)
+  --burst=N               frames taken from a queue per poll, 1-64 (default 32)
+  --rx_descriptors=N      receive ring size per queue (default 1024)
+  --tx_descriptors=N      transmit ring size per queue (default 1024)
+  --mbufs=N               buffers in the pool (default 0: sized from rings and workers)
+  --tx_flush_us=N         let frames wait up to N us for a fuller tx burst (default 0)
   --config=FILE           the same options, one per line
 With no --port, hvswitch starts two vhost-user ports (vm1, vm2) and one memif port (mem1)
 with sockets in the runtime directory.

@@ -2,6 +2,7 @@
 // validated before DPDK starts. Control-plane only.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include "absl/strings/string_view.h"
 #include <vector>
@@ -14,14 +15,27 @@ namespace hvswitch {
 inline constexpr absl::string_view kDefaultMetricsAddress = "127.0.0.1:9417";
 inline constexpr absl::string_view kDefaultRuntimeDir = "/run/hvswitch";
 
+// `--fdb_static=PORT,MAC[,vlan=N]`: a MAC pinned to a port.
+struct StaticMacSpec {
+  std::string port;
+  uint64_t key = 0;  // MacKey(vlan, mac)
+};
+
 struct DaemonOptions {
   std::vector<PortSpec> ports;
+  std::vector<StaticMacSpec> static_macs;
   std::vector<unsigned> worker_cpus;            // empty: one worker on the last CPU
   std::string metrics_address{kDefaultMetricsAddress};  // empty: no endpoint
   std::vector<std::string> eal_args;
   std::string runtime_dir{kDefaultRuntimeDir};
   uint32_t fdb_capacity = 65536;
   uint32_t fdb_aging_seconds = 300;  // 0: never
+  // Data-path tunables; the defaults are the sweet spot measured in tests/perf/results.md.
+  uint16_t burst = 32;
+  uint16_t rx_descriptors = 1024;
+  uint16_t tx_descriptors = 1024;
+  uint32_t mbufs = 0;        // 0: sized from the ports' rings and the workers
+  uint32_t tx_flush_us = 0;  // 0: no waiting for fuller tx bursts
   bool uses_default_ports = false;  // no --port given: the embedded default configuration
   bool help = false;
 };

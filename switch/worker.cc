@@ -24,11 +24,13 @@ void Worker::Run() {
       if (n != 0) forwarder_.HandleBurst(q.port, pkts, n);
       received += n;
     }
-    quiescence_.Quiescent(id_);
     uint64_t now = rte_rdtsc();
+    if (flushes_by_time_ && forwarder_.HasPending()) forwarder_.FlushExpired(now);
+    quiescence_.Quiescent(id_);
     (received != 0 ? counters_.busy_cycles : counters_.idle_cycles).Add(now - start);
     start = now;
   }
+  forwarder_.FlushAll();
   quiescence_.Offline(id_);
 }
 

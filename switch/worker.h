@@ -20,10 +20,11 @@ struct RxQueueRef {
 
 class Worker {
  public:
-  Worker(uint16_t id, const Datapath& datapath, LearnQueue& learn, WorkerCounters& counters,
-         WorkerQuiescence& quiescence, std::vector<RxQueueRef> rx_queues, uint16_t burst,
-         const std::atomic<bool>& stop)
-      : id_(id), forwarder_(datapath, id, counters, learn), counters_(counters),
+  Worker(const ForwarderOptions& options, const Datapath& datapath, LearnQueue& learn,
+         WorkerCounters& counters, WorkerQuiescence& quiescence,
+         std::vector<RxQueueRef> rx_queues, uint16_t burst, const std::atomic<bool>& stop)
+      : id_(options.worker), forwarder_(datapath, options, counters, learn),
+        flushes_by_time_(options.flush_cycles != 0), counters_(counters),
         quiescence_(quiescence),
         rx_queues_(std::move(rx_queues)), burst_(burst), stop_(stop) {}
 
@@ -38,6 +39,7 @@ class Worker {
 
   uint16_t id_;
   Forwarder forwarder_;
+  bool flushes_by_time_;
   WorkerCounters& counters_;
   WorkerQuiescence& quiescence_;
   std::vector<RxQueueRef> rx_queues_;

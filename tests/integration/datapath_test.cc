@@ -127,7 +127,7 @@ class ForwarderTest : public ::testing::Test {
     fdb_ = *Fdb::Create("fwd_fdb" + std::to_string(instance), 4096);
     learn_ = *LearnQueue::Create("fwd_learn" + std::to_string(instance), 4096);
     datapath_.fdb = fdb_.get();
-    datapath_.nb_ports = kPorts;
+    datapath_.SetAllPortsPlain(kPorts);
     for (uint16_t p = 0; p < kPorts; ++p) {
       std::string name = "fwd" + std::to_string(instance) + "_" + std::to_string(p);
       rx_[p] = rte_ring_create((name + "rx").c_str(), 1024, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
@@ -143,7 +143,7 @@ class ForwarderTest : public ::testing::Test {
       eth_ids_.push_back(static_cast<uint16_t>(id));
     }
     datapath_.up_mask.store((1u << kPorts) - 1);
-    forwarder_ = std::make_unique<Forwarder>(datapath_, 0, counters_, *learn_);
+    forwarder_ = std::make_unique<Forwarder>(datapath_, ForwarderOptions{}, counters_, *learn_);
   }
 
   void TearDown() override {

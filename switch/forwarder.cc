@@ -222,7 +222,12 @@ void Forwarder::Share(uint64_t targets, rte_mbuf* m) {
     rte_pktmbuf_free(m);
     return;
   }
-  if (copies > 1) rte_mbuf_refcnt_update(m, static_cast<int16_t>(copies - 1));
+  if (copies > 1) {
+    // Freeing a chain drops every segment's count, so every segment must carry the raise.
+    for (rte_mbuf* seg = m; seg != nullptr; seg = seg->next) {
+      rte_mbuf_refcnt_update(seg, static_cast<int16_t>(copies - 1));
+    }
+  }
   ForEachBit(targets, [&](uint16_t port) { Enqueue(port, m); });
 }
 

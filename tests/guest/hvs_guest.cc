@@ -3,7 +3,9 @@
 // per line on stdin, answering each with one JSON line on stdout:
 //   link                       -> {"link":0|1}
 //   mac                        -> {"mac":"aa:bb:.."}
-//   send DST SRC COUNT [SIZE]  -> {"sent":N}   frames DST<-SRC, ethertype 0x88b5
+//   (stats counts received frames per "SRC>DST", with "@VLAN" appended for tagged ones)
+//   send DST SRC COUNT [SIZE]  -> {"sent":N}   frames DST<-SRC, ethertype 0x88b5,
+//                                              SIZE 60-9018 (jumbo frames as mbuf chains)
 //   stats                      -> {"rx":N,"rx_bytes":N,"tx":N,"tx_bytes":N,
 //                                  "flows":{"SRC>DST":N,...}}
 //   clear                      -> {"ok":1}     forget received flows (not the totals)
@@ -18,6 +20,7 @@
 #include <rte_ether.h>
 #include <rte_mbuf.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -39,7 +42,7 @@ std::string MacString(const rte_ether_addr& a) {
 
 struct Guest {
   rte_mempool* pool = nullptr;
-  uint64_t rx = 0, rx_bytes = 0, tx = 0, tx_bytes = 0;
+  uint64_t rx = 0, rx_bytes = 0, tx = 0, tx_bytes = 0, rx_max = 0;
   std::map<std::string, uint64_t> flows;
 
   void Receive() {
@@ -48,10 +51,41 @@ struct Guest {
     for (uint16_t i = 0; i < n; ++i) {
       ++rx;
       rx_bytes += pkts[i]->pkt_len;
+      rx_max = std::max<uint64_t>(rx_max, pkts[i]->pkt_len);
       const auto* eth = rte_pktmbuf_mtod(pkts[i], const rte_ether_hdr*);
-      ++flows[MacString(eth->src_addr) + ">" + MacString(eth->dst_addr)];
+      std::string flow = MacString(eth->src_addr) + ">" + MacString(eth->dst_addr);
+      if (eth->ether_type == rte_cpu_to_be_16(RTE_ETHER_TYPE_VLAN) &&
+          pkts[i]->data_len >= sizeof(rte_ether_hdr) + sizeof(rte_vlan_hdr)) {
+        const auto* tag = reinterpret_cast<const rte_vlan_hdr*>(eth + 1);
+        flow += "@" + std::to_string(rte_be_to_cpu_16(tag->vlan_tci) & 0xfff);
+      }
+      ++flows[flow];
     }
     rte_pktmbuf_free_bulk(pkts, n);
+  }
+
+  // A zeroed frame of `size` bytes; frames larger than one buffer are chains (jumbo).
+  rte_mbuf* MakeChain(uint16_t size) {
+    constexpr uint16_t kSegment = 2048;
+    rte_mbuf* head = nullptr;
+    for (uint16_t left = size; left > 0;) {
+      uint16_t part = std::min(left, kSegment);
+      rte_mbuf* m = rte_pktmbuf_alloc(pool);
+      if (m == nullptr) {
+        rte_pktmbuf_free(head);
+        return nullptr;
+      }
+      std::memset(rte_pktmbuf_append(m, part), 0, part);
+      if (head == nullptr) {
+        head = m;
+      } else if (rte_pktmbuf_chain(head, m) != 0) {
+        rte_pktmbuf_free(head);
+        rte_pktmbuf_free(m);
+        return nullptr;
+      }
+      left -= part;
+    }
+    return head;
   }
 
   uint64_t Send(const rte_ether_addr& dst, const rte_ether_addr& src, uint64_t count,
@@ -59,13 +93,12 @@ struct Guest {
     uint64_t sent = 0;
     uint64_t deadline = rte_get_tsc_cycles() + 5 * rte_get_tsc_hz();
     while (sent < count && rte_get_tsc_cycles() < deadline) {
-      rte_mbuf* m = rte_pktmbuf_alloc(pool);
+      rte_mbuf* m = MakeChain(size);
       if (m == nullptr) {
         Receive();
         continue;
       }
-      char* data = rte_pktmbuf_append(m, size);
-      std::memset(data, 0, size);
+      char* data = rte_pktmbuf_mtod(m, char*);
       auto* eth = reinterpret_cast<rte_ether_hdr*>(data);
       eth->dst_addr = dst;
       eth->src_addr = src;
@@ -107,7 +140,7 @@ struct Guest {
       if (!(in >> size)) size = 64;
       rte_ether_addr dst{}, src{};
       if (rte_ether_unformat_addr(dst_text.c_str(), &dst) != 0 ||
-          rte_ether_unformat_addr(src_text.c_str(), &src) != 0 || size < 60 || size > 1518) {
+          rte_ether_unformat_addr(src_text.c_str(), &src) != 0 || size < 60 || size > 9018) {
         return "{\"error\":\"bad send arguments\"}";
       }
       return "{\"sent\":" + std::to_string(Send(dst, src, count, static_cast<uint16_t>(size))) +
@@ -115,7 +148,8 @@ struct Guest {
     }
     if (cmd == "stats") {
       std::string out = "{\"rx\":" + std::to_string(rx) + ",\"rx_bytes\":" +
-                        std::to_string(rx_bytes) + ",\"tx\":" + std::to_string(tx) +
+                        std::to_string(rx_bytes) + ",\"rx_max\":" + std::to_string(rx_max) +
+                        ",\"tx\":" + std::to_string(tx) +
                         ",\"tx_bytes\":" + std::to_string(tx_bytes) + ",\"flows\":{";
       bool first = true;
       for (const auto& [flow, n] : flows) {
@@ -150,7 +184,14 @@ int main(int argc, char** argv) {
   Guest guest;
   guest.pool = rte_pktmbuf_pool_create("guest", 4095, 64, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
                                        static_cast<int>(rte_socket_id()));
+  // Jumbo frames where the device takes them (virtio-user does; memif reports 1500 but
+  // moves chains of any length).
+  rte_eth_dev_info info{};
+  rte_eth_dev_info_get(kPort, &info);
   rte_eth_conf conf{};
+  conf.rxmode.mtu = std::min<uint32_t>({9000, info.max_mtu, info.max_rx_pktlen - 18});
+  conf.rxmode.offloads = info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER;
+  conf.txmode.offloads = info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
   if (guest.pool == nullptr || rte_eth_dev_configure(kPort, 1, 1, &conf) != 0 ||
       rte_eth_rx_queue_setup(kPort, 0, 1024, rte_eth_dev_socket_id(kPort), nullptr,
                              guest.pool) != 0 ||

@@ -137,31 +137,13 @@ absl::Status Bridge::CreatePool(uint16_t nb_workers) {
 }
 
 void Bridge::ConfigureVlans() {
-  datapath_.vlan_members.fill(0);
-  datapath_.vlan_untagged.fill(0);
+  std::vector<PortSpec> specs;
   datapath_.min_mtu = kMaxMtu;
-  for (size_t p = 0; p < ports_.size(); ++p) {
-    const PortSpec& spec = ports_[p]->spec();
-    DatapathPort& dp = datapath_.ports[p];
-    const uint64_t bit = uint64_t{1} << p;
-    datapath_.min_mtu = std::min(datapath_.min_mtu, spec.mtu);
-    if (spec.access_vlan != 0) {
-      dp.accepts_tagged = false;
-      dp.native_vlan = spec.access_vlan;
-      datapath_.vlan_members[spec.access_vlan] |= bit;
-    } else if (!spec.trunk_vlans.empty()) {
-      dp.accepts_tagged = true;
-      dp.native_vlan = spec.native_vlan != 0 ? spec.native_vlan : kNoVlan;
-      for (uint16_t v : spec.trunk_vlans) datapath_.vlan_members[v] |= bit;
-      if (spec.native_vlan != 0) datapath_.vlan_members[spec.native_vlan] |= bit;
-    } else {
-      dp.accepts_tagged = true;
-      dp.native_vlan = 0;
-      for (uint64_t& members : datapath_.vlan_members) members |= bit;
-    }
-    if (dp.native_vlan != kNoVlan) datapath_.vlan_untagged[dp.native_vlan] |= bit;
+  for (const auto& port : ports_) {
+    specs.push_back(port->spec());
+    datapath_.min_mtu = std::min(datapath_.min_mtu, port->spec().mtu);
   }
-  datapath_.vlan_members[kVlans - 1] = 0;  // VLAN 4095 is reserved
+  datapath_.vlans = VlanTable::Build(specs);
 }
 
 absl::Status Bridge::AddStaticMacs() {
@@ -173,7 +155,7 @@ absl::Status Bridge::AddStaticMacs() {
                                                      ": no port named '", mac.port, "'"));
     }
     uint16_t vlan = KeyVlan(mac.key);
-    if (!((datapath_.vlan_members[vlan] >> p) & 1)) {
+    if (!((datapath_.vlans.members[vlan] >> p) & 1)) {
       return absl::InvalidArgumentError(absl::StrCat("static MAC ", KeyMacString(mac.key),
                                                      ": port '", mac.port,
                                                      "' does not carry VLAN ", vlan));
@@ -234,6 +216,7 @@ void Bridge::Poll() {
                                [this] { quiescence_->Synchronize(); });
     fdb_aged_.fetch_add(aged.aged, std::memory_order_relaxed);
     fdb_flushed_.fetch_add(aged.flushed, std::memory_order_relaxed);
+    UpdateLearnLimits();
   }
 }
 

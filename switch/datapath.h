@@ -12,20 +12,17 @@
 
 #include "switch/counters.h"
 #include "switch/fdb.h"
+#include "switch/vlan_table.h"
 
 namespace hvswitch {
 
 inline constexpr uint16_t kMaxBurst = 64;  // at most one FDB bulk lookup per burst
-inline constexpr uint16_t kVlans = 4096;
-inline constexpr uint16_t kNoVlan = 0xffff;
 
 struct DatapathPort {
   uint16_t eth_port = 0;
   uint16_t nb_txq = 1;
   // Fewer tx queues than workers: workers share queue (worker % nb_txq) under tx_locks.
   bool shared_tx = false;
-  bool accepts_tagged = true;     // false on access ports: tagged frames are dropped
-  uint16_t native_vlan = 0;       // VLAN of untagged frames; kNoVlan: they are dropped
   uint16_t mtu = 1500;            // largest frame payload (after the Ethernet/VLAN header)
 };
 
@@ -34,10 +31,7 @@ struct Datapath {
   uint16_t nb_ports = 0;
   uint16_t min_mtu = 1500;  // smallest port MTU: frames up to it skip the per-port check
   const Fdb* fdb = nullptr;
-  // Bit p of vlan_members[v]: port p carries VLAN v; of vlan_untagged[v]: it sends VLAN v
-  // untagged (access VLAN, native VLAN).
-  std::array<uint64_t, kVlans> vlan_members{};
-  std::array<uint64_t, kVlans> vlan_untagged{};
+  VlanTable vlans;
   mutable std::array<std::array<rte_spinlock_t, kMaxWorkers>, kMaxPorts> tx_locks{};
   // Bit p set while port p's link is up (guest connected); written by the control thread.
   std::atomic<uint64_t> up_mask{0};
@@ -46,15 +40,6 @@ struct Datapath {
   // The control thread's clock in seconds, for FDB last-seen times.
   std::atomic<uint32_t> now_seconds{0};
 
-  // Ports carry every VLAN, untagged frames in VLAN 0: a plain learning bridge.
-  void SetAllPortsPlain(uint16_t nb) {
-    nb_ports = nb;
-    uint64_t all = nb >= 64 ? ~uint64_t{0} : (uint64_t{1} << nb) - 1;
-    vlan_members.fill(all);
-    vlan_untagged.fill(0);
-    vlan_untagged[0] = all;
-    vlan_members[kVlans - 1] = 0;  // reserved
-  }
 };
 
 }  // namespace hvswitch

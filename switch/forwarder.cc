@@ -39,7 +39,6 @@ bool Retag(rte_mbuf*& m, bool tagged, uint16_t vlan) {
 
 void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
   PortCounters& in = counters_.ports[in_port];
-  const DatapathPort& port = datapath_.ports[in_port];
   uint64_t dst_keys[kMaxBurst], src_keys[kMaxBurst];
   uint16_t dst_ports[kMaxBurst], src_ports[kMaxBurst], vlans[kMaxBurst];
   int32_t src_positions[kMaxBurst];
@@ -66,12 +65,10 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
       rte_pktmbuf_free(m);
       continue;
     }
-    uint16_t vlan = port.native_vlan;
-    if (tagged) {
-      const auto* tag = reinterpret_cast<const rte_vlan_hdr*>(eth + 1);
-      vlan = port.accepts_tagged ? rte_be_to_cpu_16(tag->vlan_tci) & 0xfff : kNoVlan;
-    }
-    if (vlan >= kVlans || !((datapath_.vlan_members[vlan] >> in_port) & 1)) {
+    uint16_t tci = 0;
+    if (tagged) tci = rte_be_to_cpu_16(reinterpret_cast<const rte_vlan_hdr*>(eth + 1)->vlan_tci);
+    uint16_t vlan = datapath_.vlans.Ingress(in_port, tagged, tci);
+    if (vlan == kNoVlan) {
       ++wrong_vlan;
       rte_pktmbuf_free(m);
       continue;
@@ -101,7 +98,9 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
   for (uint16_t i = 0; i < nb_frames; ++i) {
     bool src_hit = (src_hits >> i) & 1;
     if (WantsLearn(in_port, false, src_hit, src_ports[i])) {
-      if (learn_blocked) {
+      // A port at its limit learns no new MAC; a move (rare) still goes to the control
+      // thread, which knows whether the entry is static.
+      if (learn_blocked && !src_hit) {
         ++limited;
       } else {
         if (now == 0) now = rte_rdtsc();
@@ -177,7 +176,7 @@ void Forwarder::Unicast(uint16_t port, uint16_t vlan, bool tagged, uint32_t payl
     rte_pktmbuf_free(m);
     return;
   }
-  bool send_untagged = (datapath_.vlan_untagged[vlan] >> port) & 1;
+  bool send_untagged = datapath_.vlans.SendsUntagged(vlan, port);
   if (tagged == send_untagged && !Retag(m, tagged, vlan)) {
     counters_.ports[port].Drop(TxDrop::kNoMbuf, 1);
     rte_pktmbuf_free(m);
@@ -190,7 +189,7 @@ void Forwarder::Unicast(uint16_t port, uint16_t vlan, bool tagged, uint32_t payl
 // wanting the other encapsulation (tag added or removed) share one modified copy.
 void Forwarder::Flood(uint16_t in_port, uint16_t vlan, bool tagged, uint32_t payload,
                       rte_mbuf* m) {
-  uint64_t targets = datapath_.vlan_members[vlan] & up_mask_ & ~(uint64_t{1} << in_port);
+  uint64_t targets = datapath_.vlans.members[vlan] & up_mask_ & ~(uint64_t{1} << in_port);
   if (payload > datapath_.min_mtu) {
     ForEachBit(targets, [&](uint16_t p) {
       if (payload <= datapath_.ports[p].mtu) return;
@@ -198,7 +197,7 @@ void Forwarder::Flood(uint16_t in_port, uint16_t vlan, bool tagged, uint32_t pay
       targets &= ~(uint64_t{1} << p);
     });
   }
-  uint64_t untagged = targets & datapath_.vlan_untagged[vlan];
+  uint64_t untagged = targets & datapath_.vlans.untagged[vlan];
   uint64_t same = tagged ? targets & ~untagged : untagged;
   uint64_t other = targets & ~same;
   if (other != 0) {

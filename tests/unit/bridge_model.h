@@ -1,46 +1,122 @@
 // The bridge's semantics in one page, for the tests to hold the fast pipeline against.
-//   - A frame from a unicast source teaches the table: source MAC -> ingress port. The
-//     switch applies learning asynchronously (its control thread drains the workers'
-//     requests), so a frame is decided on the table as earlier bursts taught it, never
-//     on what its own burst teaches.
+//   Ports and VLANs
+//   - A port is plain (every VLAN; untagged frames are VLAN 0), an access port of VLAN A
+//     (untagged frames are VLAN A; tagged frames are dropped) or a trunk of a VLAN list
+//     (tagged frames of those VLANs; untagged frames are the native VLAN if it has one,
+//     else dropped). A frame in a VLAN the port does not carry is dropped (reason vlan).
+//     VLAN 4095 is reserved: no port carries it.
+//   - A frame leaves untagged on a port's own VLAN (access VLAN, native VLAN, VLAN 0 on a
+//     plain port) and tagged with its VLAN everywhere else.
+//   Forwarding (within the frame's VLAN)
 //   - A group (multicast/broadcast) destination, or a unicast one not in the table, floods
-//     to every other port whose link is up.
+//     to every other port that carries the VLAN and whose link is up.
 //   - A unicast destination in the table goes to that one port, unless that port is the
 //     ingress port: then the frame is dropped (hairpin).
-//   - A frame with a group source address is malformed: dropped, learns nothing.
+//   - A copy whose payload (frame minus Ethernet and VLAN headers) exceeds the egress
+//     port's MTU is dropped there (reason mtu).
+//   - A frame with a group source address, or too short for its headers, is malformed:
+//     dropped, learns nothing.
+//   Learning
+//   - The switch applies learning asynchronously (its control thread drains the workers'
+//     requests), so a frame is decided on the table as earlier bursts taught it, never on
+//     what its own burst teaches.
+//   - A unicast source teaches (VLAN, source MAC) -> ingress port and refreshes its
+//     last-seen time, except that a static entry never moves, and a port holding as many
+//     learned MACs as its learn limit teaches nothing new (the frame is still forwarded,
+//     and counted as limited).
+//   - Ageing removes learned entries not seen for the ageing time; a port going down
+//     forgets its learned entries at once. Static entries stay.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <ostream>
+#include <string>
+#include <set>
+#include <tuple>
 #include <vector>
 
 namespace hvswitch::model {
 
 inline bool IsGroup(uint64_t mac) { return mac & 1; }  // first octet's low bit
 
-enum class Outcome { kForwarded, kHairpin, kMalformed };
+struct PortConfig {
+  uint16_t access = 0;        // access VLAN; 0: none
+  std::set<uint16_t> trunk;   // trunk VLANs; empty: not a trunk
+  uint16_t native = 0;        // a trunk's untagged VLAN; 0: none
+  uint16_t mtu = 1500;
+  uint32_t learn_limit = 0;   // 0: none
 
-struct Result {
-  Outcome outcome = Outcome::kForwarded;
-  std::vector<uint16_t> ports;  // where copies go (ascending)
+  bool Carries(int vlan) const {
+    if (vlan < 0 || vlan >= 4095) return false;
+    if (access != 0) return vlan == access;
+    if (!trunk.empty()) return trunk.count(vlan) != 0 || (native != 0 && vlan == native);
+    return true;
+  }
+  bool SendsUntagged(int vlan) const {
+    if (access != 0) return vlan == access;
+    if (!trunk.empty()) return native != 0 && vlan == native;
+    return vlan == 0;
+  }
+  // The VLAN of a frame received with `tag` (-1: untagged), or -1 when it is dropped.
+  int Ingress(int tag) const {
+    int vlan;
+    if (tag < 0) {
+      vlan = access != 0 ? access : !trunk.empty() ? (native != 0 ? native : -1) : 0;
+    } else {
+      vlan = access != 0 ? -1 : tag;
+    }
+    return Carries(vlan) ? vlan : -1;
+  }
 };
 
 struct Frame {
   uint64_t src, dst;
+  int tag = -1;          // VLAN id in an 802.1Q tag; -1: untagged
+  uint32_t payload = 50;  // bytes after the Ethernet (and VLAN) header
+};
+
+enum class Outcome { kForwarded, kHairpin, kMalformed, kVlan };
+
+struct Copy {
+  uint16_t port;
+  int tag;  // -1: untagged
+  auto operator<=>(const Copy&) const = default;
+};
+
+inline void PrintTo(const Copy& c, std::ostream* os) {
+  *os << "port " << c.port << (c.tag < 0 ? " untagged" : " tag " + std::to_string(c.tag));
+}
+
+struct Result {
+  Outcome outcome = Outcome::kForwarded;
+  std::vector<Copy> copies;         // ascending by port
+  std::vector<uint16_t> mtu_drops;  // ports that dropped their copy for its size
+};
+
+struct Entry {
+  uint16_t port;
+  uint32_t last_seen;
+  bool is_static;
+  bool operator==(const Entry&) const = default;
 };
 
 class BridgeModel {
  public:
-  explicit BridgeModel(uint16_t nb_ports) : nb_ports_(nb_ports) {}
+  explicit BridgeModel(std::vector<PortConfig> ports) : ports_(std::move(ports)) {}
+  explicit BridgeModel(uint16_t nb_ports) : ports_(nb_ports) {}
 
-  // One burst from port `in`: every frame is decided first, then the burst's sources are
-  // learned.
+  // One burst from port `in` at time `now`: every frame is decided first, then the
+  // burst's sources are learned.
   std::vector<Result> ForwardBurst(uint16_t in, const std::vector<Frame>& frames,
-                                   uint64_t up_mask) {
+                                   uint64_t up_mask, uint32_t now = 0) {
     std::vector<Result> results;
     for (const Frame& f : frames) results.push_back(Decide(in, f, up_mask));
-    for (const Frame& f : frames) {
-      if (!IsGroup(f.src)) table_[f.src] = in;
+    for (size_t i = 0; i < frames.size(); ++i) {
+      if (results[i].outcome == Outcome::kMalformed || results[i].outcome == Outcome::kVlan) {
+        continue;
+      }
+      Learn(in, Key(ports_[in].Ingress(frames[i].tag), frames[i].src), now);
     }
     return results;
   }
@@ -49,7 +125,37 @@ class BridgeModel {
     return ForwardBurst(in, {{src, dst}}, up_mask)[0];
   }
 
-  const std::map<uint64_t, uint16_t>& table() const { return table_; }
+  void AddStatic(uint16_t vlan, uint64_t mac, uint16_t port) {
+    table_[Key(vlan, mac)] = {port, 0, true};
+  }
+  // The port's link went down.
+  void Flush(uint16_t port) {
+    std::erase_if(table_, [&](const auto& kv) {
+      return kv.second.port == port && !kv.second.is_static;
+    });
+  }
+  // Removes learned entries not seen for max_age seconds (0: none).
+  void Age(uint32_t now, uint32_t max_age) {
+    if (max_age == 0) return;
+    std::erase_if(table_, [&](const auto& kv) {
+      return !kv.second.is_static && now - kv.second.last_seen >= max_age;
+    });
+  }
+
+  uint32_t Learned(uint16_t port) const {
+    uint32_t n = 0;
+    for (const auto& [key, e] : table_) n += e.port == port && !e.is_static;
+    return n;
+  }
+  uint64_t limited(uint16_t port) const {
+    auto it = limited_.find(port);
+    return it == limited_.end() ? 0 : it->second;
+  }
+  // Keyed by (VLAN << 48 | MAC), like the switch's FDB.
+  const std::map<uint64_t, Entry>& table() const { return table_; }
+  const PortConfig& port(uint16_t p) const { return ports_[p]; }
+
+  static uint64_t Key(int vlan, uint64_t mac) { return uint64_t(vlan) << 48 | mac; }
 
  private:
   Result Decide(uint16_t in, const Frame& f, uint64_t up_mask) const {
@@ -58,21 +164,50 @@ class BridgeModel {
       r.outcome = Outcome::kMalformed;
       return r;
     }
-    auto it = table_.find(f.dst);
+    int vlan = ports_[in].Ingress(f.tag);
+    if (vlan < 0) {
+      r.outcome = Outcome::kVlan;
+      return r;
+    }
+    std::vector<uint16_t> targets;
+    auto it = table_.find(Key(vlan, f.dst));
     if (IsGroup(f.dst) || it == table_.end()) {
-      for (uint16_t p = 0; p < nb_ports_; ++p) {
-        if (p != in && ((up_mask >> p) & 1)) r.ports.push_back(p);
+      for (uint16_t p = 0; p < ports_.size(); ++p) {
+        if (p != in && ((up_mask >> p) & 1) && ports_[p].Carries(vlan)) targets.push_back(p);
       }
-    } else if (it->second == in) {
+    } else if (it->second.port == in) {
       r.outcome = Outcome::kHairpin;
+      return r;
     } else {
-      r.ports.push_back(it->second);
+      targets.push_back(it->second.port);
+    }
+    for (uint16_t p : targets) {
+      if (f.payload > ports_[p].mtu) {
+        r.mtu_drops.push_back(p);
+      } else {
+        r.copies.push_back({p, ports_[p].SendsUntagged(vlan) ? -1 : vlan});
+      }
     }
     return r;
   }
 
-  uint16_t nb_ports_;
-  std::map<uint64_t, uint16_t> table_;
+  void Learn(uint16_t in, uint64_t key, uint32_t now) {
+    auto it = table_.find(key);
+    if (it != table_.end() && it->second.port == in) {
+      it->second.last_seen = now;
+      return;
+    }
+    if (it != table_.end() && it->second.is_static) return;
+    if (ports_[in].learn_limit != 0 && Learned(in) >= ports_[in].learn_limit) {
+      ++limited_[in];
+      return;
+    }
+    table_[key] = {in, now, false};
+  }
+
+  std::vector<PortConfig> ports_;
+  std::map<uint64_t, Entry> table_;
+  std::map<uint16_t, uint64_t> limited_;
 };
 
 }  // namespace hvswitch::model

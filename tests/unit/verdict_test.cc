@@ -6,7 +6,9 @@
 #include <map>
 #include <random>
 
+#include "ports/port_spec.h"
 #include "switch/mac_key.h"
+#include "switch/vlan_table.h"
 #include "tests/unit/bridge_model.h"
 
 namespace hvswitch {
@@ -63,10 +65,10 @@ TEST(VerdictTest, MatchesReferenceModelOnRandomTraffic) {
       bool hit = it != table.end();
       Verdict v = Decide(in, IsGroupKey(dst), hit, hit ? it->second : 0);
       if (v.kind == VerdictKind::kHairpinDrop) got.outcome = model::Outcome::kHairpin;
-      if (v.kind == VerdictKind::kUnicast) got.ports.push_back(v.port);
+      if (v.kind == VerdictKind::kUnicast) got.copies.push_back({v.port, -1});
       if (v.kind == VerdictKind::kFlood) {
         for (uint16_t p = 0; p < kPorts; ++p) {
-          if (p != in && ((up >> p) & 1)) got.ports.push_back(p);
+          if (p != in && ((up >> p) & 1)) got.copies.push_back({p, -1});
         }
       }
       auto src_it = table.find(src);
@@ -75,9 +77,86 @@ TEST(VerdictTest, MatchesReferenceModelOnRandomTraffic) {
       }
     }
     ASSERT_EQ(got.outcome, expected.outcome) << "frame " << frame;
-    ASSERT_EQ(got.ports, expected.ports) << "frame " << frame;
+    ASSERT_EQ(got.copies, expected.copies) << "frame " << frame;
   }
-  EXPECT_EQ(table, model.table());
+  std::map<uint64_t, uint16_t> model_table;
+  for (const auto& [key, entry] : model.table()) model_table[key] = entry.port;
+  EXPECT_EQ(table, model_table);
+}
+
+// The VLAN table built from port specs takes and sends frames exactly as the model's port
+// configurations do, for every VLAN and tag.
+TEST(VlanTableTest, MatchesReferenceModelForRandomPortConfigurations) {
+  std::mt19937_64 rng(3);
+  for (int round = 0; round < 200; ++round) {
+    std::vector<PortSpec> specs(1 + rng() % 8);
+    std::vector<model::PortConfig> configs;
+    for (PortSpec& s : specs) {
+      model::PortConfig c;
+      switch (rng() % 3) {
+        case 0: break;
+        case 1: c.access = s.access_vlan = static_cast<uint16_t>(1 + rng() % 4094); break;
+        case 2:
+          for (int i = 0; i < 5; ++i) c.trunk.insert(static_cast<uint16_t>(1 + rng() % 4094));
+          s.trunk_vlans.assign(c.trunk.begin(), c.trunk.end());
+          if (rng() % 2) c.native = s.native_vlan = static_cast<uint16_t>(1 + rng() % 4094);
+          break;
+      }
+      configs.push_back(c);
+    }
+    VlanTable table = VlanTable::Build(specs);
+    for (uint16_t p = 0; p < specs.size(); ++p) {
+      const model::PortConfig& c = configs[p];
+      std::vector<int> vlans = {0, 1, 4094, 4095};
+      if (c.access) vlans.push_back(c.access);
+      for (uint16_t v : c.trunk) vlans.push_back(v);
+      if (c.native) vlans.push_back(c.native);
+      vlans.push_back(static_cast<int>(rng() % 4096));
+      int untagged = c.Ingress(-1);
+      uint16_t got = table.Ingress(p, false, 0);
+      ASSERT_EQ(got == kNoVlan ? -1 : got, untagged) << "round " << round << " port " << p;
+      for (int v : vlans) {
+        uint16_t tci = static_cast<uint16_t>(v | (rng() % 8) << 13);  // priority bits ignored
+        got = table.Ingress(p, true, tci);
+        ASSERT_EQ(got == kNoVlan ? -1 : got, c.Ingress(v)) << "round " << round << " vlan " << v;
+        ASSERT_EQ(((table.members[v] >> p) & 1) != 0, c.Carries(v)) << "vlan " << v;
+        if (c.Carries(v)) {
+          ASSERT_EQ(table.SendsUntagged(static_cast<uint16_t>(v), p), c.SendsUntagged(v));
+        }
+      }
+    }
+  }
+}
+
+// The model's own learning rules, with an injected clock.
+TEST(BridgeModelTest, AgeingLimitsStaticEntriesMovesAndFlushes) {
+  std::vector<model::PortConfig> ports(3);
+  ports[2].learn_limit = 1;
+  model::BridgeModel m(ports);
+  constexpr uint64_t kA = 0x0200, kB = 0x0400, kC = 0x0600, kS = 0x0800, kAll = 0x7;
+  m.AddStatic(0, kS, 0);
+  m.ForwardBurst(0, {{kA, kS}}, kAll, 100);
+  m.ForwardBurst(1, {{kB, kA}}, kAll, 100);
+  m.ForwardBurst(0, {{kA, kB}}, kAll, 250);  // A refreshed
+  m.Age(399, 300);
+  EXPECT_EQ(m.table().size(), 3u);
+  m.Age(400, 300);  // B (seen at 100) goes; A (250) and the static S stay
+  EXPECT_EQ(m.table().count(model::BridgeModel::Key(0, kB)), 0u);
+  EXPECT_EQ(m.table().size(), 2u);
+  m.ForwardBurst(1, {{kA, kB}}, kAll, 400);  // A moves to port 1
+  EXPECT_EQ(m.table().at(model::BridgeModel::Key(0, kA)).port, 1);
+  m.ForwardBurst(2, {{kS, kA}}, kAll, 400);  // S is static: does not move
+  EXPECT_EQ(m.table().at(model::BridgeModel::Key(0, kS)).port, 0);
+  m.ForwardBurst(2, {{kB, kA}, {kC, kA}}, kAll, 400);  // limit 1: C is refused
+  EXPECT_EQ(m.Learned(2), 1u);
+  EXPECT_EQ(m.limited(2), 1u);
+  m.Flush(2);
+  EXPECT_EQ(m.Learned(2), 0u);
+  m.Flush(0);
+  EXPECT_EQ(m.table().at(model::BridgeModel::Key(0, kS)).port, 0);  // static survives
+  model::Result r = m.ForwardBurst(1, {{kA, kS, -1, 1501}}, kAll, 400)[0];
+  EXPECT_TRUE(r.copies.empty());  // 1501 bytes over port 0's MTU
+  EXPECT_EQ(r.mtu_drops, std::vector<uint16_t>{0});
 }
 
 }  // namespace

@@ -1,0 +1,127 @@
+#include "tests/integration/ring_port.h"
+
+#include <rte_eth_ring.h>
+#include <rte_ethdev.h>
+#include <rte_ether.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+namespace hvswitch::testing {
+
+std::unique_ptr<RingPort> RingPort::Create(const std::string& name, uint16_t nb_rxq,
+                                           uint16_t nb_txq, unsigned ring_size,
+                                           rte_mempool* pool) {
+  std::unique_ptr<RingPort> port(new RingPort);
+  for (uint16_t q = 0; q < nb_rxq; ++q) {
+    port->rx_.push_back(rte_ring_create((name + "r" + std::to_string(q)).c_str(), ring_size,
+                                        0, RING_F_SP_ENQ | RING_F_SC_DEQ));
+  }
+  for (uint16_t q = 0; q < nb_txq; ++q) {
+    port->tx_.push_back(rte_ring_create((name + "t" + std::to_string(q)).c_str(), ring_size,
+                                        0, RING_F_SC_DEQ));
+  }
+  for (rte_ring* r : port->rx_) if (r == nullptr) return nullptr;
+  for (rte_ring* r : port->tx_) if (r == nullptr) return nullptr;
+  int id = rte_eth_from_rings(name.c_str(), port->rx_.data(), nb_rxq, port->tx_.data(),
+                              nb_txq, 0);
+  if (id < 0) return nullptr;
+  port->eth_port_ = static_cast<uint16_t>(id);
+  rte_eth_conf conf{};
+  if (rte_eth_dev_configure(id, nb_rxq, nb_txq, &conf) != 0) return nullptr;
+  for (uint16_t q = 0; q < nb_rxq; ++q) {
+    if (rte_eth_rx_queue_setup(id, q, ring_size, 0, nullptr, pool) != 0) return nullptr;
+  }
+  for (uint16_t q = 0; q < nb_txq; ++q) {
+    if (rte_eth_tx_queue_setup(id, q, ring_size, 0, nullptr) != 0) return nullptr;
+  }
+  if (rte_eth_dev_start(id) != 0) return nullptr;
+  return port;
+}
+
+RingPort::~RingPort() {
+  if (eth_port_ != UINT16_MAX) {
+    rte_eth_dev_stop(eth_port_);
+    rte_eth_dev_close(eth_port_);
+  }
+  for (rte_ring* r : rx_) {
+    void* m;
+    while (rte_ring_dequeue(r, &m) == 0) rte_pktmbuf_free(static_cast<rte_mbuf*>(m));
+    rte_ring_free(r);
+  }
+  for (rte_mbuf* m : TakeSent()) rte_pktmbuf_free(m);
+  for (rte_ring* r : tx_) rte_ring_free(r);
+}
+
+unsigned RingPort::Inject(uint16_t queue, rte_mbuf* const* frames, unsigned n) {
+  return rte_ring_enqueue_burst(rx_[queue], reinterpret_cast<void* const*>(frames), n, nullptr);
+}
+
+std::vector<rte_mbuf*> RingPort::TakeSent(int queue) {
+  std::vector<rte_mbuf*> out;
+  for (size_t q = 0; q < tx_.size(); ++q) {
+    if (queue >= 0 && q != static_cast<size_t>(queue)) continue;
+    void* objs[512];
+    unsigned n;
+    while ((n = rte_ring_dequeue_burst(tx_[q], objs, 512, nullptr)) != 0) {
+      for (unsigned i = 0; i < n; ++i) out.push_back(static_cast<rte_mbuf*>(objs[i]));
+    }
+  }
+  return out;
+}
+
+rte_mbuf* MakeFrame(rte_mempool* pool, const TestFrame& f) {
+  const uint32_t header = RTE_ETHER_HDR_LEN + (f.tag >= 0 ? RTE_VLAN_HLEN : 0);
+  const uint32_t size = header + std::max<uint32_t>(f.payload, 4);
+  std::vector<uint8_t> bytes(size, 0);
+  auto* eth = reinterpret_cast<rte_ether_hdr*>(bytes.data());
+  std::memcpy(eth->dst_addr.addr_bytes, &f.dst, 6);
+  std::memcpy(eth->src_addr.addr_bytes, &f.src, 6);
+  if (f.tag >= 0) {
+    eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_VLAN);
+    auto* tag = reinterpret_cast<rte_vlan_hdr*>(eth + 1);
+    tag->vlan_tci = rte_cpu_to_be_16(static_cast<uint16_t>(f.tag));
+    tag->eth_proto = rte_cpu_to_be_16(0x88b5);
+  } else {
+    eth->ether_type = rte_cpu_to_be_16(0x88b5);
+  }
+  std::memcpy(bytes.data() + size - 4, &f.seq, 4);
+  // Segments of at most 2000 bytes, so that jumbo frames are chains as a PMD makes them.
+  rte_mbuf* head = nullptr;
+  for (uint32_t off = 0; off < size;) {
+    uint32_t part = std::min<uint32_t>(2000, size - off);
+    rte_mbuf* m = rte_pktmbuf_alloc(pool);
+    if (m == nullptr) std::abort();
+    std::memcpy(rte_pktmbuf_append(m, static_cast<uint16_t>(part)), bytes.data() + off, part);
+    if (head == nullptr) {
+      head = m;
+    } else if (rte_pktmbuf_chain(head, m) != 0) {
+      std::abort();
+    }
+    off += part;
+  }
+  return head;
+}
+
+TestFrame ParseFrame(const rte_mbuf* m) {
+  TestFrame f;
+  uint8_t header[RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN];
+  const auto* eth =
+      static_cast<const rte_ether_hdr*>(rte_pktmbuf_read(m, 0, sizeof(header), header));
+  std::memcpy(&f.dst, eth->dst_addr.addr_bytes, 6);
+  std::memcpy(&f.src, eth->src_addr.addr_bytes, 6);
+  uint32_t hlen = RTE_ETHER_HDR_LEN;
+  if (eth->ether_type == rte_cpu_to_be_16(RTE_ETHER_TYPE_VLAN)) {
+    f.tag = rte_be_to_cpu_16(reinterpret_cast<const rte_vlan_hdr*>(eth + 1)->vlan_tci) & 0xfff;
+    hlen += RTE_VLAN_HLEN;
+  }
+  f.payload = m->pkt_len - hlen;
+  uint8_t tail[4];
+  std::memcpy(&f.seq, rte_pktmbuf_read(m, m->pkt_len - 4, 4, tail), 4);
+  return f;
+}
+
+}  // namespace hvswitch::testing

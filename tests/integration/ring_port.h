@@ -1,0 +1,49 @@
+// Test plumbing over DPDK's net_ring: an ethdev whose receive rings the test fills and
+// whose transmit rings it drains, and frames with a tag, a size and a sequence number
+// that survive being re-tagged by the switch.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+struct rte_mbuf;
+struct rte_mempool;
+struct rte_ring;
+
+namespace hvswitch::testing {
+
+class RingPort {
+ public:
+  // Rings of `ring_size` (a power of two); every queue has its own ring.
+  static std::unique_ptr<RingPort> Create(const std::string& name, uint16_t nb_rxq,
+                                          uint16_t nb_txq, unsigned ring_size,
+                                          rte_mempool* pool);
+  ~RingPort();  // stops and closes the device, frees whatever its rings still hold
+
+  uint16_t eth_port() const { return eth_port_; }
+  // Puts frames where the device will receive them; returns how many fit.
+  unsigned Inject(uint16_t queue, rte_mbuf* const* frames, unsigned n);
+  // Takes every frame the device transmitted on `queue` (all queues when -1).
+  std::vector<rte_mbuf*> TakeSent(int queue = -1);
+
+ private:
+  RingPort() = default;
+  uint16_t eth_port_ = UINT16_MAX;
+  std::vector<rte_ring*> rx_, tx_;
+};
+
+// What a test frame carries: addresses, an optional 802.1Q tag, the payload size (bytes
+// after the Ethernet and VLAN headers) and a sequence number in the payload's last bytes.
+struct TestFrame {
+  uint64_t src = 0, dst = 0;  // MACs, first octet in the low byte
+  int tag = -1;               // VLAN id; -1: untagged
+  uint32_t payload = 50;      // >= 4; frames over one buffer become mbuf chains
+  uint32_t seq = 0;
+};
+
+rte_mbuf* MakeFrame(rte_mempool* pool, const TestFrame& frame);
+TestFrame ParseFrame(const rte_mbuf* m);
+
+}  // namespace hvswitch::testing

@@ -351,6 +351,70 @@ TEST_F(ForwarderTest, FlushIntervalHoldsFramesForAFullerBurst) {
   EXPECT_FALSE(forwarder_->HasPending());
 }
 
+// A million distinct source MACs through the pipeline: all learned, within capacity, and
+// all of them found again.
+TEST_F(ForwarderTest, OneMillionSourceMacsAreLearned) {
+  constexpr uint32_t kMacs = 1'000'000;
+  fdb_ = *Fdb::Create(name_ + "fdb1m", kMacs + 1);  // the guests' MACs and a static one
+  datapath_.fdb = fdb_.get();
+  ASSERT_TRUE(fdb_->AddStatic(kB, 1).ok());
+  auto mac = [](uint32_t i) { return (uint64_t{i} << 16) | 0x0200; };  // unicast, distinct
+  std::vector<rte_mbuf*> burst(kMaxBurst);
+  for (uint32_t i = 0; i < kMacs; i += kMaxBurst) {
+    uint16_t n = static_cast<uint16_t>(std::min<uint32_t>(kMaxBurst, kMacs - i));
+    for (uint16_t j = 0; j < n; ++j) burst[j] = MakeFrame(pool_, {mac(i + j), kB});
+    forwarder_->HandleBurst(0, burst.data(), n);
+    ApplyLearning(0);
+    for (rte_mbuf* m : ports_[1]->TakeSent()) rte_pktmbuf_free(m);
+  }
+  EXPECT_EQ(fdb_->learned(0), kMacs);
+  EXPECT_EQ(fdb_->size(), kMacs + 1);
+  EXPECT_EQ(counters_.ports[1].tx_packets.Read(), kMacs);
+  Send(0, {mac(kMacs), kB});  // the table is full: forwarded, not learned
+  EXPECT_EQ(fdb_->size(), kMacs + 1);
+  std::mt19937 rng(1);
+  for (int round = 0; round < 100; ++round) {
+    std::vector<TestFrame> frames;
+    for (int j = 0; j < 32; ++j) {
+      frames.push_back({kB, mac(static_cast<uint32_t>(rng() % kMacs)), -1, 50});
+    }
+    for (const auto& copies : RunBurst(1, frames)) ASSERT_EQ(copies, Untagged({0}));
+  }
+}
+
+// A guest spraying new source MACs past its learn limit neither grows the table nor
+// disturbs two other guests talking to each other.
+TEST_F(ForwarderTest, LearnLimitFloodDoesNotDisturbOtherPorts) {
+  std::vector<PortSpec> specs(kPorts);
+  specs[2].learn_limit = 100;
+  Configure(specs);
+  Send(0, {kA, kBcast});
+  Send(1, {kB, kBcast});
+  Send(3, {kC, kBcast});
+  constexpr uint32_t kSpray = 1600 * 64;
+  uint64_t a_to_b = 0, b_to_a = 0;
+  for (uint32_t i = 0; i < kSpray; i += 64) {
+    std::vector<rte_mbuf*> spray;
+    for (uint32_t j = 0; j < 64; ++j) {
+      spray.push_back(MakeFrame(pool_, {(uint64_t{i + j + 1} << 16) | 0x0600, kC}));
+    }
+    forwarder_->HandleBurst(2, spray.data(), 64);
+    for (rte_mbuf* m : ports_[3]->TakeSent()) rte_pktmbuf_free(m);
+    auto ab = RunBurst(0, std::vector<TestFrame>(16, TestFrame{kA, kB}));
+    auto ba = RunBurst(1, std::vector<TestFrame>(16, TestFrame{kB, kA}));
+    for (const auto& copies : ab) ASSERT_EQ(copies, Untagged({1}));
+    for (const auto& copies : ba) ASSERT_EQ(copies, Untagged({0}));
+    a_to_b += ab.size();
+    b_to_a += ba.size();
+  }
+  EXPECT_EQ(fdb_->learned(2), 100u);
+  EXPECT_EQ(fdb_->size(), 103u);
+  EXPECT_EQ(counters_.ports[2].learn_limited.Read() + refused_[2], kSpray - 100);
+  EXPECT_EQ(counters_.ports[3].tx_packets.Read(), kSpray + 2);  // all sprayed + 2 broadcasts
+  EXPECT_EQ(counters_.ports[1].tx_packets.Read(), a_to_b + 2);  // + the two broadcasts
+  EXPECT_EQ(counters_.ports[0].tx_packets.Read(), b_to_a + 2);
+}
+
 std::string Explain(const model::BridgeModel& model, const TestFrame& f, uint16_t in) {
   int vlan = model.port(in).Ingress(f.tag);
   uint64_t key = model::BridgeModel::Key(vlan, f.dst);

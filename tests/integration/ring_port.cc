@@ -14,14 +14,15 @@ namespace hvswitch::testing {
 
 std::unique_ptr<RingPort> RingPort::Create(const std::string& name, uint16_t nb_rxq,
                                            uint16_t nb_txq, unsigned ring_size,
-                                           rte_mempool* pool) {
+                                           rte_mempool* pool, unsigned tx_ring_size) {
+  if (tx_ring_size == 0) tx_ring_size = ring_size;
   std::unique_ptr<RingPort> port(new RingPort);
   for (uint16_t q = 0; q < nb_rxq; ++q) {
     port->rx_.push_back(rte_ring_create((name + "r" + std::to_string(q)).c_str(), ring_size,
                                         0, RING_F_SP_ENQ | RING_F_SC_DEQ));
   }
   for (uint16_t q = 0; q < nb_txq; ++q) {
-    port->tx_.push_back(rte_ring_create((name + "t" + std::to_string(q)).c_str(), ring_size,
+    port->tx_.push_back(rte_ring_create((name + "t" + std::to_string(q)).c_str(), tx_ring_size,
                                         0, RING_F_SC_DEQ));
   }
   for (rte_ring* r : port->rx_) if (r == nullptr) return nullptr;
@@ -36,7 +37,7 @@ std::unique_ptr<RingPort> RingPort::Create(const std::string& name, uint16_t nb_
     if (rte_eth_rx_queue_setup(id, q, ring_size, 0, nullptr, pool) != 0) return nullptr;
   }
   for (uint16_t q = 0; q < nb_txq; ++q) {
-    if (rte_eth_tx_queue_setup(id, q, ring_size, 0, nullptr) != 0) return nullptr;
+    if (rte_eth_tx_queue_setup(id, q, tx_ring_size, 0, nullptr) != 0) return nullptr;
   }
   if (rte_eth_dev_start(id) != 0) return nullptr;
   return port;

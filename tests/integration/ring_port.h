@@ -16,10 +16,11 @@ namespace hvswitch::testing {
 
 class RingPort {
  public:
-  // Rings of `ring_size` (a power of two); every queue has its own ring.
+  // Every queue has its own ring of `ring_size` (a power of two), or `tx_ring_size` for
+  // transmit queues when given.
   static std::unique_ptr<RingPort> Create(const std::string& name, uint16_t nb_rxq,
                                           uint16_t nb_txq, unsigned ring_size,
-                                          rte_mempool* pool);
+                                          rte_mempool* pool, unsigned tx_ring_size = 0);
   ~RingPort();  // stops and closes the device, frees whatever its rings still hold
 
   uint16_t eth_port() const { return eth_port_; }

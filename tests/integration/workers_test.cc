@@ -1,0 +1,171 @@
+// Two real workers on their own lcores forwarding at once, while this thread plays the
+// control thread (learning, with the workers reading the FDB) and the guests (filling
+// receive rings, draining transmit rings). Port 2 has a single tx queue that both workers
+// share under its lock. Every count must add up exactly.
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <atomic>
+#include <memory>
+#include <vector>
+
+#include "switch/datapath.h"
+#include "switch/fdb.h"
+#include "switch/learn_queue.h"
+#include "switch/worker.h"
+#include "switch/worker_quiescence.h"
+#include "tests/integration/ring_port.h"
+
+namespace hvswitch {
+namespace {
+
+using testing::MakeFrame;
+using testing::RingPort;
+
+constexpr uint16_t kPorts = 3, kWorkers = 2;
+constexpr uint64_t kMac[kPorts] = {0x0a00, 0x0b00, 0x0c00};  // static, one per port
+constexpr uint64_t kBcast = 0xffffffffffff;
+
+TEST(WorkersTest, TwoWorkersForwardConcurrentlyAndCountersAddUp) {
+  std::vector<unsigned> lcores;
+  for (unsigned lcore = rte_get_next_lcore(-1, 1, 0); lcore < RTE_MAX_LCORE;
+       lcore = rte_get_next_lcore(lcore, 1, 0)) {
+    lcores.push_back(lcore);
+  }
+  ASSERT_GE(lcores.size(), kWorkers) << "the test EAL needs three lcores";
+
+  rte_mempool* pool = rte_pktmbuf_pool_create("workers_pool", 65535, 256, 0,
+                                              RTE_MBUF_DEFAULT_BUF_SIZE, 0);
+  ASSERT_NE(pool, nullptr);
+  std::unique_ptr<Fdb> fdb = *Fdb::Create("workers_fdb", 1 << 16);
+  Datapath datapath;
+  datapath.fdb = fdb.get();
+  datapath.nb_ports = kPorts;
+  datapath.vlans = VlanTable::Build(std::vector<PortSpec>(kPorts));
+  std::vector<std::unique_ptr<RingPort>> ports;
+  for (uint16_t p = 0; p < kPorts; ++p) {
+    uint16_t nb_txq = p == 2 ? 1 : kWorkers;
+    // Transmit rings big enough that the workers never find them full (no queue_full).
+    ports.push_back(
+        RingPort::Create("wk" + std::to_string(p), kWorkers, nb_txq, 1024, pool, 32768));
+    ASSERT_NE(ports.back(), nullptr);
+    datapath.ports[p].eth_port = ports.back()->eth_port();
+    datapath.ports[p].nb_txq = nb_txq;
+    datapath.ports[p].shared_tx = nb_txq < kWorkers;
+    ASSERT_TRUE(fdb->AddStatic(kMac[p], p).ok());
+  }
+  datapath.up_mask.store((1u << kPorts) - 1);
+
+  std::unique_ptr<WorkerQuiescence> quiescence = *WorkerQuiescence::Create(kWorkers);
+  std::vector<std::unique_ptr<LearnQueue>> learn;
+  std::unique_ptr<WorkerCounters[]> counters(new WorkerCounters[kWorkers]);
+  std::vector<std::unique_ptr<Worker>> workers;
+  std::atomic<bool> stop{false};
+  for (uint16_t w = 0; w < kWorkers; ++w) {
+    learn.push_back(*LearnQueue::Create("workers_learn" + std::to_string(w), 4096));
+    std::vector<RxQueueRef> queues;
+    for (uint16_t p = 0; p < kPorts; ++p) queues.push_back({p, ports[p]->eth_port(), w});
+    ForwarderOptions options;
+    options.worker = w;
+    workers.push_back(std::make_unique<Worker>(options, datapath, *learn[w], counters[w],
+                                               *quiescence, queues, 32, stop));
+  }
+  for (uint16_t w = 0; w < kWorkers; ++w) {
+    ASSERT_EQ(rte_eal_remote_launch(&Worker::Main, workers[w].get(), lcores[w]), 0);
+  }
+
+  // Port p's frames go to the next port's static MAC; every 8th is a broadcast. Sources
+  // are new MACs (learned meanwhile) so that the workers read an FDB being written.
+  constexpr uint32_t kPerQueue = 40'000;
+  std::array<uint64_t, kPorts> expected_tx{}, sent_tx{};
+  std::array<std::array<uint32_t, kWorkers>, kPorts> injected{};
+  uint64_t learned = 0;
+  bool done = false;
+  while (!done) {
+    done = true;
+    for (uint16_t p = 0; p < kPorts; ++p) {
+      for (uint16_t q = 0; q < kWorkers; ++q) {
+        uint32_t& n = injected[p][q];
+        if (n == kPerQueue) continue;
+        done = false;
+        rte_mbuf* burst[64];
+        uint32_t count = std::min<uint32_t>(64, kPerQueue - n);
+        for (uint32_t i = 0; i < count; ++i) {
+          uint32_t seq = n + i;
+          bool bcast = seq % 8 == 0;
+          uint64_t src = (uint64_t{p + 1u} << 40) | (uint64_t{q} << 32) | ((seq % 1000 + 1) << 8);
+          burst[i] = MakeFrame(pool, {src, bcast ? kBcast : kMac[(p + 1) % kPorts]});
+        }
+        unsigned in = ports[p]->Inject(q, burst, count);
+        for (unsigned i = in; i < count; ++i) rte_pktmbuf_free(burst[i]);
+        for (unsigned i = 0; i < in; ++i) {
+          if ((n + i) % 8 == 0) {
+            for (uint16_t o = 0; o < kPorts; ++o) expected_tx[o] += o != p;
+          } else {
+            ++expected_tx[(p + 1) % kPorts];
+          }
+        }
+        n += in;
+      }
+    }
+    for (uint16_t p = 0; p < kPorts; ++p) {
+      for (rte_mbuf* m : ports[p]->TakeSent()) {
+        ++sent_tx[p];
+        rte_pktmbuf_free(m);
+      }
+    }
+    LearnRequest requests[256];
+    for (auto& queue : learn) {
+      for (unsigned n; (n = queue->Drain(requests, 256)) != 0;) {
+        for (unsigned i = 0; i < n; ++i) {
+          learned += fdb->Learn(requests[i].key, static_cast<uint16_t>(requests[i].port), 0) ==
+                     LearnResult::kAdded;
+        }
+      }
+    }
+  }
+  // Let the workers finish what is in the rings, then stop them.
+  auto all_sent = [&] {
+    for (uint16_t p = 0; p < kPorts; ++p) {
+      for (rte_mbuf* m : ports[p]->TakeSent()) {
+        ++sent_tx[p];
+        rte_pktmbuf_free(m);
+      }
+      if (sent_tx[p] < expected_tx[p]) return false;
+    }
+    return true;
+  };
+  uint64_t deadline = rte_get_tsc_cycles() + 30 * rte_get_tsc_hz();
+  while (!all_sent() && rte_get_tsc_cycles() < deadline) rte_delay_ms(1);
+  stop.store(true);
+  for (uint16_t w = 0; w < kWorkers; ++w) rte_eal_wait_lcore(lcores[w]);
+  all_sent();
+
+  uint64_t busy[kWorkers] = {};
+  for (uint16_t p = 0; p < kPorts; ++p) {
+    PortTotals totals;
+    for (uint16_t w = 0; w < kWorkers; ++w) totals.AddFrom(counters[w].ports[p]);
+    EXPECT_EQ(totals.rx_packets, uint64_t{kPerQueue} * kWorkers) << "port " << p;
+    EXPECT_EQ(totals.tx_packets, expected_tx[p]) << "port " << p;
+    EXPECT_EQ(sent_tx[p], expected_tx[p]) << "port " << p;
+    for (uint64_t d : totals.rx_drops) EXPECT_EQ(d, 0u) << "port " << p;
+    for (uint64_t d : totals.tx_drops) EXPECT_EQ(d, 0u) << "port " << p;
+    for (uint16_t w = 0; w < kWorkers; ++w) busy[w] += counters[w].ports[p].rx_packets.Read();
+  }
+  for (uint16_t w = 0; w < kWorkers; ++w) EXPECT_GT(busy[w], 0u) << "worker " << w << " idle";
+  EXPECT_EQ(learned, uint64_t{kPorts} * kWorkers * 1000);
+
+  workers.clear();
+  ports.clear();
+  fdb.reset();
+  learn.clear();
+  EXPECT_EQ(rte_mempool_in_use_count(pool), 0u) << "mbufs leaked";
+  rte_mempool_free(pool);
+}
+
+}  // namespace
+}  // namespace hvswitch

@@ -28,6 +28,10 @@ TEST(MetricsTest, NamesLabelsAndValuesFollowTheMetricList) {
   vm1.totals.tx_bytes = 448;
   vm1.totals.rx_drops[static_cast<size_t>(RxDrop::kHairpin)] = 3;
   vm1.totals.tx_drops[static_cast<size_t>(TxDrop::kQueueFull)] = 2;
+  vm1.totals.rx_drops[static_cast<size_t>(RxDrop::kVlan)] = 11;
+  vm1.totals.tx_drops[static_cast<size_t>(TxDrop::kMtu)] = 12;
+  vm1.totals.learn_limited = 13;
+  vm1.fdb_learned = 14;
   vm1.rx_no_mbuf = 5;
   PortSnapshot mem1;
   mem1.name = "mem1";
@@ -38,6 +42,8 @@ TEST(MetricsTest, NamesLabelsAndValuesFollowTheMetricList) {
   snap.fdb_moves = 2;
   snap.fdb_aged = 8;
   snap.fdb_flushed = 9;
+  snap.fdb_static = 15;
+  snap.fdb_static_refused = 16;
   snap.cores = {{1, 900, 100}};
 
   std::string text = Render(snap);
@@ -67,6 +73,16 @@ TEST(MetricsTest, NamesLabelsAndValuesFollowTheMetricList) {
   EXPECT_THAT(text, HasSubstr("hvswitch_fdb_moves_total 2\n"));
   EXPECT_THAT(text, HasSubstr("hvswitch_fdb_aged_total 8\n"));
   EXPECT_THAT(text, HasSubstr("hvswitch_fdb_flushed_total 9\n"));
+  EXPECT_THAT(text, HasSubstr(
+      "hvswitch_port_receive_drop_total{port=\"vm1\",reason=\"vlan\"} 11\n"));
+  EXPECT_THAT(text, HasSubstr(
+      "hvswitch_port_transmit_drop_total{port=\"vm1\",reason=\"mtu\"} 12\n"));
+  EXPECT_THAT(text, HasSubstr(
+      "hvswitch_port_transmit_drop_total{port=\"vm1\",reason=\"no_mbuf\"} 0\n"));
+  EXPECT_THAT(text, HasSubstr("hvswitch_port_learn_limited_total{port=\"vm1\"} 13\n"));
+  EXPECT_THAT(text, HasSubstr("hvswitch_port_fdb_entries{port=\"vm1\"} 14\n"));
+  EXPECT_THAT(text, HasSubstr("hvswitch_fdb_static_entries 15\n"));
+  EXPECT_THAT(text, HasSubstr("hvswitch_fdb_static_move_refused_total 16\n"));
   EXPECT_THAT(text, HasSubstr("hvswitch_core_busy_cycles_total{core=\"1\"} 900\n"));
   EXPECT_THAT(text, HasSubstr("hvswitch_core_idle_cycles_total{core=\"1\"} 100\n"));
 }

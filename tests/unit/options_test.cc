@@ -1,3 +1,4 @@
+#include "switch/mac_key.h"
 #include "switch/options.h"
 
 #include <gmock/gmock.h>
@@ -80,6 +81,39 @@ TEST(OptionsTest, ConfigFileUsesTheSameGrammar) {
   ASSERT_FALSE(o.ok());
   EXPECT_THAT(o.status().message(), HasSubstr(":2: unknown option --bogus"));
   std::remove(path.c_str());
+}
+
+TEST(OptionsTest, StaticMacsAndTunables) {
+  absl::StatusOr<DaemonOptions> o = Parse({});
+  ASSERT_TRUE(o.ok());
+  EXPECT_EQ(o->burst, 32);
+  EXPECT_EQ(o->rx_descriptors, 1024);
+  EXPECT_EQ(o->tx_descriptors, 1024);
+  EXPECT_EQ(o->mbufs, 0u);
+  EXPECT_EQ(o->tx_flush_us, 0u);
+  o = Parse({"--fdb_static=vm1,02:00:00:00:00:01", "--fdb_static=vm2,02:00:00:00:00:02,vlan=7",
+             "--burst=64", "--rx_descriptors=2048", "--tx_descriptors=512", "--mbufs=100000",
+             "--tx_flush_us=50"});
+  ASSERT_TRUE(o.ok()) << o.status();
+  ASSERT_EQ(o->static_macs.size(), 2u);
+  EXPECT_EQ(o->static_macs[0].port, "vm1");
+  EXPECT_EQ(KeyMacString(o->static_macs[0].key), "02:00:00:00:00:01");
+  EXPECT_EQ(KeyVlan(o->static_macs[0].key), 0);
+  EXPECT_EQ(KeyVlan(o->static_macs[1].key), 7);
+  EXPECT_EQ(o->burst, 64);
+  EXPECT_EQ(o->rx_descriptors, 2048);
+  EXPECT_EQ(o->tx_descriptors, 512);
+  EXPECT_EQ(o->mbufs, 100000u);
+  EXPECT_EQ(o->tx_flush_us, 50u);
+  for (const char* bad : {"--fdb_static=vm1", "--fdb_static=vm1,01:00:5e:00:00:01",
+                          "--fdb_static=vm1,zz:00:00:00:00:01", "--fdb_static=,02:00:00:00:00:01",
+                          "--fdb_static=vm1,02:00:00:00:00:01,vlan=4095"}) {
+    EXPECT_THAT(Parse({bad}).status().message(), HasSubstr("--fdb_static must be")) << bad;
+  }
+  EXPECT_THAT(Parse({"--burst=0"}).status().message(), HasSubstr("--burst must be a number from 1 to 64"));
+  EXPECT_THAT(Parse({"--burst=65"}).status().message(), HasSubstr("--burst must be"));
+  EXPECT_THAT(Parse({"--rx_descriptors=10"}).status().message(), HasSubstr("from 64 to 8192"));
+  EXPECT_THAT(Parse({"--tx_flush_us=5000"}).status().message(), HasSubstr("from 0 to 1000"));
 }
 
 TEST(OptionsTest, BadInputIsRejected) {

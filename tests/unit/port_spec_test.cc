@@ -48,11 +48,34 @@ TEST(PortSpecTest, DpdkDevargsTakenVerbatimWithCommas) {
 
 TEST(PortSpecTest, RoundTripsThroughToString) {
   for (const char* text : {"vm1,type=vhost-user,path=/a,client=1,queues=2",
-                           "m,type=memif,path=/b,id=3", "n,type=dpdk,devargs=net_tap0,iface=x"}) {
+                           "m,type=memif,path=/b,id=3", "n,type=dpdk,devargs=net_tap0,iface=x",
+                           "v,type=vhost-user,path=/c,vlan=10,mtu=9000,learn_limit=64",
+                           "t,type=memif,path=/d,trunk=10,20-22,30,native=5",
+                           "r,type=dpdk,mtu=9000,queues=4,devargs=0000:03:00.0"}) {
     absl::StatusOr<PortSpec> spec = ParsePortSpec(text);
     ASSERT_TRUE(spec.ok());
     EXPECT_EQ(spec->ToString(), text);
   }
+}
+
+TEST(PortSpecTest, VlansMtuAndLearnLimit) {
+  PortSpec access = *ParsePortSpec("a,type=vhost-user,path=/a,vlan=100,mtu=9000,learn_limit=8");
+  EXPECT_EQ(access.access_vlan, 100);
+  EXPECT_TRUE(access.trunk_vlans.empty());
+  EXPECT_EQ(access.mtu, 9000);
+  EXPECT_EQ(access.learn_limit, 8u);
+  // A trunk list's commas continue it until the next key=value field.
+  PortSpec trunk = *ParsePortSpec("t,type=memif,path=/t,trunk=30,10-12,4094,native=7,mtu=68");
+  EXPECT_EQ(trunk.trunk_vlans, (std::vector<uint16_t>{10, 11, 12, 30, 4094}));
+  EXPECT_EQ(trunk.native_vlan, 7);
+  EXPECT_EQ(trunk.mtu, 68);
+  PortSpec plain = *ParsePortSpec("p,type=memif,path=/p");
+  EXPECT_EQ(plain.access_vlan, 0);
+  EXPECT_TRUE(plain.trunk_vlans.empty());
+  EXPECT_EQ(plain.mtu, 1500);
+  EXPECT_EQ(plain.learn_limit, 0u);
+  PortSpec nic = *ParsePortSpec("n,type=dpdk,queues=4,devargs=net_null0");
+  EXPECT_EQ(nic.queues, 4);
 }
 
 struct BadSpec {
@@ -90,7 +113,18 @@ INSTANTIATE_TEST_SUITE_P(
         BadSpec{"p1,type=dpdk,path=/s,devargs=net_null0", "'path' does not apply"},
         BadSpec{"p1,type=memif,path=/s,id=x", "id must be"},
         BadSpec{",type=memif,path=/s", "name must be"},
-        BadSpec{"bad name,type=memif,path=/s", "name must be"}));
+        BadSpec{"bad name,type=memif,path=/s", "name must be"},
+        BadSpec{"p1,type=memif,path=/s,vlan=0", "vlan must be a VLAN from 1 to 4094"},
+        BadSpec{"p1,type=memif,path=/s,vlan=4095", "vlan must be"},
+        BadSpec{"p1,type=memif,path=/s,trunk=10,5000", "trunk: '5000' is not a VLAN"},
+        BadSpec{"p1,type=memif,path=/s,trunk=20-10", "trunk: '20-10' is not a VLAN"},
+        BadSpec{"p1,type=memif,path=/s,trunk=", "trunk: '' is not a VLAN"},
+        BadSpec{"p1,type=memif,path=/s,vlan=5,trunk=6", "exclude each other"},
+        BadSpec{"p1,type=memif,path=/s,native=5", "native= needs trunk="},
+        BadSpec{"p1,type=memif,path=/s,mtu=9001", "mtu must be a number from 68 to 9000"},
+        BadSpec{"p1,type=memif,path=/s,mtu=67", "mtu must be"},
+        BadSpec{"p1,type=memif,path=/s,learn_limit=-1", "learn_limit must be"},
+        BadSpec{"p1,type=dpdk,queues=0,devargs=net_null0", "queues must be"}));
 
 TEST(PortDevargsTest, EachTypeMapsToItsPmd) {
   PortSpec vhost = *ParsePortSpec("vm1,type=vhost-user,path=/r/vm1.sock,client=1");

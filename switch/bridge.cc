@@ -247,7 +247,7 @@ void Bridge::ApplyLearnRequests(uint32_t now) {
           LogMove(requests[i].key, port, now);
           break;
         case LearnResult::kLimited:
-          learn_refused_[port].fetch_add(1, std::memory_order_relaxed);
+          learn_refused_[port].fetch_add(requests[i].frames, std::memory_order_relaxed);
           break;
         case LearnResult::kStatic:
           fdb_static_refused_.fetch_add(1, std::memory_order_relaxed);

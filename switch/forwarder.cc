@@ -6,6 +6,9 @@
 #include <rte_mbuf.h>
 #include <rte_prefetch.h>
 
+#include <algorithm>
+#include <cstring>
+
 #include "switch/mac_key.h"
 #include "switch/verdict.h"
 
@@ -39,12 +42,12 @@ bool Retag(rte_mbuf*& m, bool tagged, uint16_t vlan) {
 
 void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
   PortCounters& in = counters_.ports[in_port];
-  uint64_t dst_keys[kMaxBurst], src_keys[kMaxBurst];
-  uint16_t dst_ports[kMaxBurst], src_ports[kMaxBurst], vlans[kMaxBurst];
-  int32_t src_positions[kMaxBurst];
+  // Frames are grouped into runs of consecutive frames with the same source, destination
+  // and encapsulation (a guest's burst is mostly one or two conversations): lookups,
+  // learning and the verdict happen once per run.
+  Run runs[kMaxBurst];
   rte_mbuf* frames[kMaxBurst];
-  uint64_t tagged_mask = 0;
-  uint16_t nb_frames = 0;
+  uint16_t nb_frames = 0, nb_runs = 0;
   uint64_t rx_bytes = 0, malformed = 0, wrong_vlan = 0;
 
   for (uint16_t i = 0; i < n && i < kPrefetchAhead; ++i) {
@@ -53,7 +56,8 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
   for (uint16_t i = 0; i < n; ++i) {
     if (i + kPrefetchAhead < n) rte_prefetch0(rte_pktmbuf_mtod(pkts[i + kPrefetchAhead], void*));
     rte_mbuf* m = pkts[i];
-    rx_bytes += m->pkt_len;
+    const uint32_t len = m->pkt_len;
+    rx_bytes += len;
     const auto* eth = rte_pktmbuf_mtod(m, const rte_ether_hdr*);
     uint64_t src = 0;
     if (m->data_len >= RTE_ETHER_HDR_LEN) src = MacKey(0, eth->src_addr.addr_bytes);
@@ -73,11 +77,18 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
       rte_pktmbuf_free(m);
       continue;
     }
-    tagged_mask |= uint64_t{tagged} << nb_frames;
-    vlans[nb_frames] = vlan;
-    src_keys[nb_frames] = src | (uint64_t{vlan} << 48);
-    dst_keys[nb_frames] = MacKey(vlan, eth->dst_addr.addr_bytes);
-    frames[nb_frames++] = m;
+    const uint64_t src_key = src | (uint64_t{vlan} << 48);
+    const uint64_t dst_key = MacKey(vlan, eth->dst_addr.addr_bytes);
+    frames[nb_frames] = m;
+    Run* run = nb_runs != 0 ? &runs[nb_runs - 1] : nullptr;
+    if (run != nullptr && run->src == src_key && run->dst == dst_key && run->tagged == tagged) {
+      ++run->len;
+      run->bytes += len;
+      run->max_len = std::max(run->max_len, len);
+    } else {
+      runs[nb_runs++] = {src_key, dst_key, len, len, nb_frames, 1, vlan, tagged};
+    }
+    ++nb_frames;
   }
   in.rx_packets.Add(n);
   in.rx_bytes.Add(rx_bytes);
@@ -85,8 +96,24 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
   if (wrong_vlan != 0) in.Drop(RxDrop::kVlan, wrong_vlan);
   if (nb_frames == 0) return;
 
-  uint64_t src_hits = LookupRuns(src_keys, nb_frames, src_ports, src_positions);
-  uint64_t dst_hits = LookupRuns(dst_keys, nb_frames, dst_ports);
+  // Sources in keys[0..nb_runs), destinations after them: one bulk lookup when they fit.
+  uint64_t keys[2 * kMaxBurst];
+  uint16_t ports[2 * kMaxBurst];
+  int32_t positions[2 * kMaxBurst];
+  for (uint16_t r = 0; r < nb_runs; ++r) {
+    keys[r] = runs[r].src;
+    keys[nb_runs + r] = runs[r].dst;
+  }
+  uint64_t src_hits, dst_hits;
+  if (2 * nb_runs <= Fdb::kMaxBulk) {
+    uint64_t hits = datapath_.fdb->LookupBulk(keys, 2 * nb_runs, ports, positions);
+    src_hits = hits & ((uint64_t{1} << nb_runs) - 1);  // nb_runs <= 32 here
+    dst_hits = hits >> nb_runs;
+  } else {
+    src_hits = datapath_.fdb->LookupBulk(keys, nb_runs, ports, positions);
+    dst_hits = datapath_.fdb->LookupBulk(keys + nb_runs, nb_runs, ports + nb_runs);
+  }
+
   up_mask_ = datapath_.up_mask.load(std::memory_order_relaxed);
   const bool learn_blocked =
       (datapath_.learn_blocked_mask.load(std::memory_order_relaxed) >> in_port) & 1;
@@ -95,34 +122,35 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
   now_ = now;
   uint64_t hairpin = 0, limited = 0;
 
-  for (uint16_t i = 0; i < nb_frames; ++i) {
-    bool src_hit = (src_hits >> i) & 1;
-    if (WantsLearn(in_port, false, src_hit, src_ports[i])) {
+  for (uint16_t r = 0; r < nb_runs; ++r) {
+    const Run& run = runs[r];
+    const bool src_hit = (src_hits >> r) & 1;
+    if (WantsLearn(in_port, false, src_hit, src_hit ? ports[r] : 0)) {
       // A port at its limit learns no new MAC; a move (rare) still goes to the control
       // thread, which knows whether the entry is static.
       if (learn_blocked && !src_hit) {
-        ++limited;
+        limited += run.len;
       } else {
         if (now == 0) now = rte_rdtsc();
-        learn_.Request(src_keys[i], in_port, now);
+        learn_.Request(run.src, in_port, now, run.len);
       }
-    } else if (src_hit && (i == 0 || src_keys[i] != src_keys[i - 1])) {
-      datapath_.fdb->Touch(src_positions[i], now_seconds);
+    } else if (src_hit) {
+      datapath_.fdb->Touch(positions[r], now_seconds);
     }
-    rte_mbuf* m = frames[i];
-    const bool tagged = (tagged_mask >> i) & 1;
-    const uint32_t payload = m->pkt_len - RTE_ETHER_HDR_LEN - (tagged ? RTE_VLAN_HLEN : 0);
-    Verdict verdict = Decide(in_port, IsGroupKey(dst_keys[i]), (dst_hits >> i) & 1, dst_ports[i]);
+    const bool dst_hit = (dst_hits >> r) & 1;
+    Verdict verdict =
+        Decide(in_port, IsGroupKey(run.dst), dst_hit, dst_hit ? ports[nb_runs + r] : 0);
+    rte_mbuf** run_frames = frames + run.first;
     switch (verdict.kind) {
       case VerdictKind::kUnicast:
-        Unicast(verdict.port, vlans[i], tagged, payload, m);
+        UnicastRun(verdict.port, run, run_frames);
         break;
       case VerdictKind::kFlood:
-        Flood(in_port, vlans[i], tagged, payload, m);
+        for (uint16_t i = 0; i < run.len; ++i) Flood(in_port, run.vlan, run.tagged, run_frames[i]);
         break;
       case VerdictKind::kHairpinDrop:
-        ++hairpin;
-        rte_pktmbuf_free(m);
+        hairpin += run.len;
+        rte_pktmbuf_free_bulk(run_frames, run.len);
         break;
     }
   }
@@ -140,55 +168,33 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
   }
 }
 
-uint64_t Forwarder::LookupRuns(const uint64_t* keys, uint16_t n, uint16_t* ports,
-                               int32_t* positions) const {
-  if (n == 0) return 0;
-  uint64_t unique[kMaxBurst];
-  uint16_t unique_ports[kMaxBurst];
-  int32_t unique_positions[kMaxBurst];
-  uint8_t run_of[kMaxBurst];
-  unique[0] = keys[0];
-  run_of[0] = 0;
-  uint16_t runs = 1;
-  for (uint16_t i = 1; i < n; ++i) {
-    if (keys[i] != keys[i - 1]) unique[runs++] = keys[i];
-    run_of[i] = static_cast<uint8_t>(runs - 1);
-  }
-  uint64_t unique_hits = datapath_.fdb->LookupBulk(unique, runs, unique_ports,
-                                                   positions ? unique_positions : nullptr);
-  uint64_t hits = 0;
-  // A miss leaves unique_ports/positions unwritten; give it a defined value, since the
-  // callers pass ports[i] to the verdict functions whether or not it hit.
-  for (uint16_t i = 0; i < n; ++i) {
-    uint8_t r = run_of[i];
-    bool hit = (unique_hits >> r) & 1;
-    hits |= uint64_t{hit} << i;
-    ports[i] = hit ? unique_ports[r] : 0;
-    if (positions != nullptr) positions[i] = hit ? unique_positions[r] : -1;
-  }
-  return hits;
-}
-
-void Forwarder::Unicast(uint16_t port, uint16_t vlan, bool tagged, uint32_t payload,
-                        rte_mbuf* m) {
-  if (payload > datapath_.ports[port].mtu) {
-    counters_.ports[port].Drop(TxDrop::kMtu, 1);
-    rte_pktmbuf_free(m);
+// A run's frames all go to `port` in the same encapsulation: the common case (no tag to
+// change, nothing over the MTU) is a copy of pointers.
+void Forwarder::UnicastRun(uint16_t port, const Run& run, rte_mbuf** frames) {
+  const uint32_t header = RTE_ETHER_HDR_LEN + (run.tagged ? RTE_VLAN_HLEN : 0);
+  const bool retag = run.tagged == datapath_.vlans.SendsUntagged(run.vlan, port);
+  if (!retag && run.max_len - header <= datapath_.ports[port].mtu) {
+    EnqueueRun(port, frames, run.len, run.bytes);
     return;
   }
-  bool send_untagged = datapath_.vlans.SendsUntagged(vlan, port);
-  if (tagged == send_untagged && !Retag(m, tagged, vlan)) {
-    counters_.ports[port].Drop(TxDrop::kNoMbuf, 1);
-    rte_pktmbuf_free(m);
-    return;
+  for (uint16_t i = 0; i < run.len; ++i) {
+    rte_mbuf* m = frames[i];
+    if (m->pkt_len - header > datapath_.ports[port].mtu) {
+      counters_.ports[port].Drop(TxDrop::kMtu, 1);
+      rte_pktmbuf_free(m);
+    } else if (retag && !Retag(m, run.tagged, run.vlan)) {
+      counters_.ports[port].Drop(TxDrop::kNoMbuf, 1);
+      rte_pktmbuf_free(m);
+    } else {
+      Enqueue(port, m);
+    }
   }
-  Enqueue(port, m);
 }
 
 // Copies of a flooded frame share one mbuf (reference count raised), except that ports
 // wanting the other encapsulation (tag added or removed) share one modified copy.
-void Forwarder::Flood(uint16_t in_port, uint16_t vlan, bool tagged, uint32_t payload,
-                      rte_mbuf* m) {
+void Forwarder::Flood(uint16_t in_port, uint16_t vlan, bool tagged, rte_mbuf* m) {
+  const uint32_t payload = m->pkt_len - RTE_ETHER_HDR_LEN - (tagged ? RTE_VLAN_HLEN : 0);
   uint64_t targets = datapath_.vlans.members[vlan] & up_mask_ & ~(uint64_t{1} << in_port);
   if (payload > datapath_.min_mtu) {
     ForEachBit(targets, [&](uint16_t p) {
@@ -235,6 +241,17 @@ void Forwarder::Enqueue(uint16_t port, rte_mbuf* m) {
   if (buffer.n == kMaxBurst) FlushPort(port);
   if (buffer.n == 0) buffer.deadline = now_ + options_.flush_cycles;
   buffer.pkts[buffer.n++] = m;
+  buffer.bytes += m->pkt_len;
+  pending_ |= uint64_t{1} << port;
+}
+
+void Forwarder::EnqueueRun(uint16_t port, rte_mbuf** frames, uint16_t n, uint64_t bytes) {
+  TxBuffer& buffer = tx_[port];
+  if (buffer.n + n > kMaxBurst) FlushPort(port);
+  if (buffer.n == 0) buffer.deadline = now_ + options_.flush_cycles;
+  std::memcpy(buffer.pkts + buffer.n, frames, n * sizeof(rte_mbuf*));
+  buffer.n = static_cast<uint16_t>(buffer.n + n);
+  buffer.bytes += bytes;
   pending_ |= uint64_t{1} << port;
 }
 
@@ -255,15 +272,15 @@ void Forwarder::FlushPort(uint16_t port) {
   TxBuffer& buffer = tx_[port];
   PortCounters& out = counters_.ports[port];
   uint16_t n = buffer.n;
+  uint64_t bytes = buffer.bytes;
   buffer.n = 0;
+  buffer.bytes = 0;
   pending_ &= ~(uint64_t{1} << port);
   if (!((up_mask_ >> port) & 1)) {
     rte_pktmbuf_free_bulk(buffer.pkts, n);
     out.Drop(TxDrop::kLinkDown, n);
     return;
   }
-  uint64_t bytes = 0;
-  for (uint16_t i = 0; i < n; ++i) bytes += buffer.pkts[i]->pkt_len;
   const DatapathPort& dp = datapath_.ports[port];
   const uint16_t queue = options_.worker < dp.nb_txq ? options_.worker
                                                      : options_.worker % dp.nb_txq;

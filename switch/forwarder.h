@@ -40,18 +40,23 @@ class Forwarder {
  private:
   struct TxBuffer {
     uint16_t n = 0;
+    uint64_t bytes = 0;
     uint64_t deadline = 0;  // TSC; set when the first frame enters an empty buffer
     rte_mbuf* pkts[kMaxBurst];
   };
+  // Consecutive frames of a burst with the same keys and encapsulation.
+  struct Run {
+    uint64_t src, dst;  // FDB keys (VLAN and MAC)
+    uint32_t bytes, max_len;
+    uint16_t first, len;  // frames[first .. first + len)
+    uint16_t vlan;
+    bool tagged;
+  };
 
   void Enqueue(uint16_t port, rte_mbuf* m);
-  // Looks up keys[0..n), asking the FDB once per run of equal consecutive keys (a burst
-  // from one guest mostly carries one or two conversations). Same contract as
-  // Fdb::LookupBulk.
-  uint64_t LookupRuns(const uint64_t* keys, uint16_t n, uint16_t* ports,
-                      int32_t* positions = nullptr) const;
-  void Unicast(uint16_t port, uint16_t vlan, bool tagged, uint32_t payload, rte_mbuf* m);
-  void Flood(uint16_t in_port, uint16_t vlan, bool tagged, uint32_t payload, rte_mbuf* m);
+  void EnqueueRun(uint16_t port, rte_mbuf** frames, uint16_t n, uint64_t bytes);
+  void UnicastRun(uint16_t port, const Run& run, rte_mbuf** frames);
+  void Flood(uint16_t in_port, uint16_t vlan, bool tagged, rte_mbuf* m);
   // Sends `targets` the same frame as one mbuf whose reference count covers them all.
   void Share(uint64_t targets, rte_mbuf* m);
   void FlushPort(uint16_t port);

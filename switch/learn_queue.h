@@ -17,7 +17,8 @@ namespace hvswitch {
 
 struct LearnRequest {
   uint64_t key;
-  uint64_t port;
+  uint32_t port;
+  uint32_t frames;  // frames of the burst that asked (for counting refusals per frame)
 };
 
 class LearnQueue {
@@ -29,7 +30,7 @@ class LearnQueue {
   LearnQueue& operator=(const LearnQueue&) = delete;
 
   // Worker only. `now` is the TSC; a request repeated within `repeat_cycles` is skipped.
-  void Request(uint64_t key, uint16_t port, uint64_t now);
+  void Request(uint64_t key, uint16_t port, uint64_t now, uint32_t frames = 1);
   // Control thread only. Returns how many requests were written to `out`.
   unsigned Drain(LearnRequest* out, unsigned max);
 

@@ -99,7 +99,7 @@ class ForwarderTest : public ::testing::Test {
         uint16_t port = static_cast<uint16_t>(requests[i].port);
         if (fdb_->Learn(requests[i].key, port, now, specs_[port].learn_limit) ==
             LearnResult::kLimited) {
-          ++refused_[port];
+          refused_[port] += requests[i].frames;
         }
       }
     }

@@ -74,6 +74,14 @@ std::vector<rte_mbuf*> RingPort::TakeSent(int queue) {
   return out;
 }
 
+unsigned RingPort::MoveSentTo(RingPort& to, unsigned n) {
+  void* objs[256];
+  unsigned got = rte_ring_dequeue_burst(tx_[0], objs, std::min(n, 256u), nullptr);
+  unsigned put = rte_ring_enqueue_burst(to.rx_[0], objs, got, nullptr);
+  for (unsigned i = put; i < got; ++i) rte_pktmbuf_free(static_cast<rte_mbuf*>(objs[i]));
+  return put;
+}
+
 rte_mbuf* MakeFrame(rte_mempool* pool, const TestFrame& f) {
   const uint32_t header = RTE_ETHER_HDR_LEN + (f.tag >= 0 ? RTE_VLAN_HLEN : 0);
   const uint32_t size = header + std::max<uint32_t>(f.payload, 4);

@@ -28,6 +28,9 @@ class RingPort {
   unsigned Inject(uint16_t queue, rte_mbuf* const* frames, unsigned n);
   // Takes every frame the device transmitted on `queue` (all queues when -1).
   std::vector<rte_mbuf*> TakeSent(int queue = -1);
+  // Moves up to n frames the device transmitted on queue 0 into `to`'s receive queue 0
+  // (a benchmark's endless supply of frames); returns how many moved.
+  unsigned MoveSentTo(RingPort& to, unsigned n);
 
  private:
   RingPort() = default;

@@ -7,7 +7,6 @@
 #include <rte_prefetch.h>
 
 #include <algorithm>
-#include <cstring>
 
 #include "switch/mac_key.h"
 #include "switch/verdict.h"
@@ -249,7 +248,7 @@ void Forwarder::EnqueueRun(uint16_t port, rte_mbuf** frames, uint16_t n, uint64_
   TxBuffer& buffer = tx_[port];
   if (buffer.n + n > kMaxBurst) FlushPort(port);
   if (buffer.n == 0) buffer.deadline = now_ + options_.flush_cycles;
-  std::memcpy(buffer.pkts + buffer.n, frames, n * sizeof(rte_mbuf*));
+  for (uint16_t i = 0; i < n; ++i) buffer.pkts[buffer.n + i] = frames[i];  // mostly 1-4
   buffer.n = static_cast<uint16_t>(buffer.n + n);
   buffer.bytes += bytes;
   pending_ |= uint64_t{1} << port;

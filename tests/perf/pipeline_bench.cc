@@ -150,10 +150,12 @@ int main(int argc, char** argv) {
   }
   if (instructions != nullptr) {
     uint32_t macs = std::strcmp(instructions, "bare") == 0 ? 0 : std::atoi(instructions);
-    hvswitch::Rig rig(macs);
-    for (unsigned i = 0; i < hvswitch::kFrames / hvswitch::kBurst; ++i) rig.Step();
-    uint64_t done = hvswitch::MeasuredLoop(rig, packets);
-    std::printf("packets %llu\n", static_cast<unsigned long long>(done));
+    {
+      hvswitch::Rig rig(macs);
+      for (unsigned i = 0; i < hvswitch::kFrames / hvswitch::kBurst; ++i) rig.Step();
+      uint64_t done = hvswitch::MeasuredLoop(rig, packets);
+      std::printf("packets %llu\n", static_cast<unsigned long long>(done));
+    }
     rte_eal_cleanup();
     return 0;
   }

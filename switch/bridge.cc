@@ -38,8 +38,8 @@ absl::Status Bridge::Init() {
   if (config_.ports.size() > kMaxPorts) {
     return absl::InvalidArgumentError(absl::StrCat("at most ", kMaxPorts, " ports"));
   }
-  if (config_.burst == 0 || config_.burst > kMaxBurst) {
-    return absl::InvalidArgumentError(absl::StrCat("burst must be 1 to ", kMaxBurst));
+  if (config_.burst == 0 || config_.burst > kMaxRxBurst) {
+    return absl::InvalidArgumentError(absl::StrCat("burst must be 1 to ", kMaxRxBurst));
   }
 
   absl::Status status = CreatePool(nb_workers);
@@ -102,7 +102,7 @@ absl::Status Bridge::Init() {
     ForwarderOptions options;
     options.worker = w;
     options.flush_cycles = rte_get_tsc_hz() / 1000000 * config_.tx_flush_us;
-    options.flush_batch = config_.burst;
+    options.flush_batch = std::min(config_.burst, kMaxBurst);
     workers_.push_back(std::make_unique<Worker>(options, datapath_, *learn_queues_.back(),
                                                 counters_[w], *quiescence_, std::move(rx[w]),
                                                 config_.burst, stop_workers_));

@@ -38,6 +38,9 @@ struct alignas(64) PortCounters {
   Counter rx_packets, rx_bytes, tx_packets, tx_bytes;
   // Frames forwarded but not learned: their source was new and the port at its limit.
   Counter learn_limited;
+  // Transmit calls that sent something: packets / bursts is the mean tx burst size, and
+  // for an interrupt-driven guest each burst may cost one notification.
+  Counter tx_bursts;
   std::array<Counter, static_cast<size_t>(RxDrop::kCount)> rx_drops;
   std::array<Counter, static_cast<size_t>(TxDrop::kCount)> tx_drops;
 
@@ -54,7 +57,8 @@ struct WorkerCounters {
 
 // A plain sum over workers, taken by a reader.
 struct PortTotals {
-  uint64_t rx_packets = 0, rx_bytes = 0, tx_packets = 0, tx_bytes = 0, learn_limited = 0;
+  uint64_t rx_packets = 0, rx_bytes = 0, tx_packets = 0, tx_bytes = 0, learn_limited = 0,
+           tx_bursts = 0;
   std::array<uint64_t, static_cast<size_t>(RxDrop::kCount)> rx_drops{};
   std::array<uint64_t, static_cast<size_t>(TxDrop::kCount)> tx_drops{};
 
@@ -64,6 +68,7 @@ struct PortTotals {
     tx_packets += c.tx_packets.Read();
     tx_bytes += c.tx_bytes.Read();
     learn_limited += c.learn_limited.Read();
+    tx_bursts += c.tx_bursts.Read();
     for (size_t i = 0; i < rx_drops.size(); ++i) rx_drops[i] += c.rx_drops[i].Read();
     for (size_t i = 0; i < tx_drops.size(); ++i) tx_drops[i] += c.tx_drops[i].Read();
   }

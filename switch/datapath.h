@@ -16,7 +16,8 @@
 
 namespace hvswitch {
 
-inline constexpr uint16_t kMaxBurst = 64;  // at most one FDB bulk lookup per burst
+inline constexpr uint16_t kMaxBurst = 64;     // frames per Forwarder::HandleBurst call
+inline constexpr uint16_t kMaxRxBurst = 256;  // frames per rx poll (the --burst limit)
 
 struct DatapathPort {
   uint16_t eth_port = 0;

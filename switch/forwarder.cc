@@ -300,6 +300,7 @@ void Forwarder::FlushPort(uint16_t port) {
   }
   out.tx_packets.Add(sent);
   out.tx_bytes.Add(bytes);
+  if (sent != 0) out.tx_bursts.Add(1);
 }
 
 }  // namespace hvswitch

@@ -92,6 +92,11 @@ std::vector<MetricFamily> RenderMetrics(const BridgeSnapshot& snap) {
   }
   out.push_back(std::move(tx_drop));
 
+  out.push_back(PerPort(snap, "hvswitch_port_transmit_bursts_total",
+                        "Transmit bursts to the port that sent frames; transmit packets / "
+                        "bursts is the mean burst size (small bursts to an interrupt-driven "
+                        "guest mean many notifications: consider --tx_flush_us).",
+                        MetricType::Counter, [](auto& p) { return p.totals.tx_bursts; }));
   out.push_back(PerPort(snap, "hvswitch_port_learn_limited_total",
                         "Frames forwarded without learning their source because the port "
                         "has as many MACs as its learn_limit allows (a guest spraying "

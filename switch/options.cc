@@ -96,7 +96,7 @@ struct Parser {
       if (!mac.ok()) return mac.status();
       options.static_macs.push_back(*std::move(mac));
     } else if (key == "burst") {
-      return Number(key, value, 1, kMaxBurst, options.burst);
+      return Number(key, value, 1, kMaxRxBurst, options.burst);
     } else if (key == "rx_descriptors") {
       return Number(key, value, 64, 8192, options.rx_descriptors);
     } else if (key == "tx_descriptors") {
@@ -246,7 +246,7 @@ std::string UsageText() {
   --fdb_aging=SECONDS     forget MACs not seen for this long (default 300; 0: never)
   --fdb_static=PORT,MAC[,vlan=N]   a MAC that lives on PORT: never aged or moved
                           (repeat for more)
-  --burst=N               frames taken from a queue per poll, 1-64 (default 32)
+  --burst=N               frames taken from a queue per poll, 1-256 (default 32)
   --rx_descriptors=N      receive ring size per queue (default 1024)
   --tx_descriptors=N      transmit ring size per queue (default 1024)
   --mbufs=N               buffers in the pool (default 0: sized from rings and workers)

@@ -3,6 +3,8 @@
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 
+#include <algorithm>
+
 #include "switch/unmap_guard.h"
 
 namespace hvswitch {
@@ -13,7 +15,7 @@ int Worker::Main(void* self) {
 }
 
 void Worker::Run() {
-  rte_mbuf* pkts[kMaxBurst];
+  rte_mbuf* pkts[kMaxRxBurst];
   unmap_guard::MarkWorkerThread();
   quiescence_.Online(id_);
   uint64_t start = rte_rdtsc();
@@ -21,7 +23,10 @@ void Worker::Run() {
     uint32_t received = 0;
     for (const RxQueueRef& q : rx_queues_) {
       uint16_t n = rte_eth_rx_burst(q.eth_port, q.queue, pkts, burst_);
-      if (n != 0) forwarder_.HandleBurst(q.port, pkts, n);
+      // The forwarder takes at most kMaxBurst frames at a time (one bulk FDB lookup).
+      for (uint16_t off = 0; off < n; off += kMaxBurst) {
+        forwarder_.HandleBurst(q.port, pkts + off, std::min<uint16_t>(kMaxBurst, n - off));
+      }
       received += n;
     }
     uint64_t now = rte_rdtsc();

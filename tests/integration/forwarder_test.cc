@@ -184,6 +184,7 @@ TEST_F(ForwarderTest, FloodLearnThenUnicast) {
   EXPECT_EQ(counters_.ports[0].rx_packets.Read(), 2u);
   EXPECT_EQ(counters_.ports[1].tx_packets.Read(), 3u);
   EXPECT_EQ(counters_.ports[1].tx_bytes.Read(), 3u * 64);
+  EXPECT_EQ(counters_.ports[1].tx_bursts.Read(), 3u);
 }
 
 TEST_F(ForwarderTest, HairpinAndMalformedAreDroppedAndCounted) {
@@ -345,6 +346,7 @@ TEST_F(ForwarderTest, FlushIntervalHoldsFramesForAFullerBurst) {
   forwarder_->FlushExpired(UINT64_MAX);
   auto out = Collect(5);
   for (auto& copies : out) EXPECT_EQ(copies, Untagged({1}));
+  EXPECT_EQ(counters_.ports[1].tx_bursts.Read(), 1u);  // five frames, one burst
   frames.resize(8, TestFrame{kA, kB});
   out = RunBurst(0, frames);  // a batch's worth goes at once
   for (auto& copies : out) EXPECT_EQ(copies, Untagged({1}));

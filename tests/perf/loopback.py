@@ -16,9 +16,19 @@ TSC cycles the switch core spends per forwarded packet in poll rounds that recei
 frames (hvswitch: hvswitch_core_busy_cycles_total; testpmd: --record-core-cycles), a
 figure far steadier than Mpps here. Prints each slice, the medians and the ratios.
 
+For hvswitch it also reports transmit packets per burst (from its metrics) and guest
+notifications per forwarded packet (the vhost library's per-queue `guest_notifications`
+xstats, read over DPDK telemetry; a polling guest such as testpmd suppresses them, so
+expect 0 here and count bursts instead: an interrupt-driven guest is notified at most
+once per burst).
+
 usage: loopback.py [--kind vhost-user|memif] [--size 64] [--rounds 5] [--slice 3]
+                   [--burst N] [--descriptors N] [--tx-flush-us N]
+   --burst/--descriptors apply to both switches (testpmd: --burst, --rxd, --txd);
+   --tx-flush-us to hvswitch only.
 """
 import argparse
+import json
 import os
 import re
 import select
@@ -126,6 +136,30 @@ def scrape_busy(port):
     return busy, rx
 
 
+def telemetry_sum(prefix, suffix, ports=2):
+    """Sum of the ethdev xstats ending in `suffix` over ports 0..ports-1, via telemetry."""
+    total = 0
+    with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as s:
+        s.connect(f"/var/run/dpdk/{prefix}/dpdk_telemetry.v2")
+        s.recv(4096)
+        for port in range(ports):
+            s.send(f"/ethdev/xstats,{port}".encode())
+            stats = json.loads(s.recv(1 << 20)).get("/ethdev/xstats") or {}
+            total += sum(v for k, v in stats.items() if k.endswith(suffix))
+    return total
+
+
+def scrape_bursts(port):
+    """(tx bursts, tx packets) of hvswitch from its metrics."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+        text = r.read().decode()
+    bursts = sum(float(v) for v in re.findall(
+        r"^hvswitch_port_transmit_bursts_total\S* (\S+)$", text, re.M))
+    tx = sum(float(v) for v in re.findall(
+        r"^hvswitch_port_transmit_packets_total\S* (\S+)$", text, re.M))
+    return bursts, tx
+
+
 class Setup:
     def __init__(self, name, kind, switch, args):
         self.dir = tempfile.mkdtemp(prefix=f"hvs-perf-{name}-")
@@ -140,9 +174,13 @@ class Setup:
         if self.switch == "hvswitch":
             ports = [f"--port=p{i},type={self.kind},path={s}" for i, s in enumerate(self.sockets)]
             self.metrics_port = free_port()
+            self.prefix = f"hvs-perf-sw-{os.getpid()}"
             args = [HVSWITCH, *ports, f"--lcores={switch_cpu}",
                     f"--metrics_address=127.0.0.1:{self.metrics_port}",
-                    f"--eal=--no-huge -m 1024 --file-prefix=hvs-perf-sw-{os.getpid()}"]
+                    f"--eal=--no-huge -m 1024 --file-prefix={self.prefix}"]
+            a = self.switch_args
+            args += [f"--burst={a.burst}", f"--rx_descriptors={a.descriptors}",
+                     f"--tx_descriptors={a.descriptors}", f"--tx_flush_us={a.tx_flush_us}"]
             self.sw = start(args, stdout=self.log, stderr=subprocess.STDOUT)
         else:
             if self.kind == "vhost-user":
@@ -152,7 +190,10 @@ class Setup:
                          for i, s in enumerate(self.sockets)]
             eal = [f"--lcores=0@{guest_cpu},1@{switch_cpu}",
                    f"--file-prefix=hvs-perf-io-{os.getpid()}"] + [f"--vdev={v}" for v in vdevs]
-            self.testpmd = Testpmd(eal, ["--forward-mode=io", "--record-core-cycles"])
+            a = self.switch_args
+            self.testpmd = Testpmd(eal, ["--forward-mode=io", "--record-core-cycles",
+                                         f"--burst={a.burst}", f"--rxd={a.descriptors}",
+                                         f"--txd={a.descriptors}"])
             self.testpmd.cmd("start")
             self.sw = self.testpmd.p
         deadline = time.monotonic() + 30
@@ -189,16 +230,29 @@ class Setup:
             return scrape_busy(self.metrics_port)
         return self.testpmd.busy_cycles()
 
+    def tx_extras(self):
+        """(tx bursts, tx packets, guest notifications) of hvswitch; zeros for testpmd."""
+        if self.switch != "hvswitch":
+            return 0, 0, 0
+        bursts, tx = scrape_bursts(self.metrics_port)
+        notes = telemetry_sum(self.prefix, "guest_notifications") if self.kind == "vhost-user" else 0
+        return bursts, tx, notes
+
     def measure(self, seconds):
-        """(Mpps, switch busy cycles per packet) over one slice."""
+        """(Mpps, switch busy cycles per packet, packets per tx burst, guest notifications
+        per packet) over one slice."""
         self.resume()
         time.sleep(0.5)  # let caches and rings warm up again
         c0, p0 = self.switch_busy()
+        b0, x0, n0 = self.tx_extras()
         r0, t0 = self.guest.rx_packets(), time.monotonic()
         time.sleep(seconds)
         r1, t1 = self.guest.rx_packets(), time.monotonic()
         c1, p1 = self.switch_busy()
+        b1, x1, n1 = self.tx_extras()
         self.pause()
+        self.per_burst = (x1 - x0) / max(b1 - b0, 1)
+        self.notes_per_packet = (n1 - n0) / max(x1 - x0, 1)
         return (r1 - r0) / (t1 - t0) / 1e6, (c1 - c0) / max(p1 - p0, 1)
 
 
@@ -210,10 +264,13 @@ def main():
     ap.add_argument("--slice", type=float, default=3.0)
     ap.add_argument("--switch-cpu", type=int, default=os.cpu_count() - 1)
     ap.add_argument("--guest-cpu", type=int, default=0)
+    ap.add_argument("--burst", type=int, default=32)
+    ap.add_argument("--descriptors", type=int, default=1024)
+    ap.add_argument("--tx-flush-us", type=int, default=0)
     args = ap.parse_args()
 
-    hv = Setup("hvswitch", args.kind, "hvswitch", None)
-    io = Setup("testpmd-io", args.kind, "testpmd", None)
+    hv = Setup("hvswitch", args.kind, "hvswitch", args)
+    io = Setup("testpmd-io", args.kind, "testpmd", args)
     try:
         hv.launch(args.switch_cpu, args.guest_cpu, args.size)
         hv.pause()
@@ -221,10 +278,11 @@ def main():
         io.pause()
         rates = {"hvswitch": [], "testpmd-io": []}
         cycles = {"hvswitch": [], "testpmd-io": []}
-        ratios = []
+        ratios, per_burst, notes = [], [], []
         print(f"# {args.kind} loopback, {args.size}-byte frames, {args.rounds} rounds of "
               f"{args.slice}s slices; switch on CPU {args.switch_cpu}, guest on CPU "
-              f"{args.guest_cpu}")
+              f"{args.guest_cpu}; burst {args.burst}, descriptors {args.descriptors}, "
+              f"hvswitch tx_flush_us {args.tx_flush_us}")
         for r in range(args.rounds):
             a, ca = hv.measure(args.slice)
             b, cb = io.measure(args.slice)
@@ -233,8 +291,11 @@ def main():
             cycles["hvswitch"].append(ca)
             cycles["testpmd-io"].append(cb)
             ratios.append(a / b if b else float("nan"))
+            per_burst.append(hv.per_burst)
+            notes.append(hv.notes_per_packet)
             print(f"round {r + 1}: hvswitch {a:6.2f} Mpps {ca:6.0f} cyc/pkt   testpmd-io "
-                  f"{b:6.2f} Mpps {cb:6.0f} cyc/pkt   ratio {ratios[-1]:.2f}", flush=True)
+                  f"{b:6.2f} Mpps {cb:6.0f} cyc/pkt   ratio {ratios[-1]:.2f}   hvswitch "
+                  f"{hv.per_burst:.1f} pkt/tx burst", flush=True)
         med = {k: statistics.median(v) for k, v in rates.items()}
         print(f"median: hvswitch {med['hvswitch']:.2f} Mpps, testpmd-io "
               f"{med['testpmd-io']:.2f} Mpps, ratio of medians "
@@ -243,6 +304,8 @@ def main():
         ch, ct = statistics.median(cycles["hvswitch"]), statistics.median(cycles["testpmd-io"])
         print(f"switch core busy cycles per packet (median): hvswitch {ch:.0f}, testpmd-io "
               f"{ct:.0f}, ratio testpmd-io / hvswitch {ct / ch:.2f}")
+        print(f"hvswitch tx: {statistics.median(per_burst):.1f} packets per burst, "
+              f"{statistics.median(notes):.4f} guest notifications per packet (median)")
     finally:
         cleanup()
 

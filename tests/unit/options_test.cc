@@ -110,8 +110,9 @@ TEST(OptionsTest, StaticMacsAndTunables) {
                           "--fdb_static=vm1,02:00:00:00:00:01,vlan=4095"}) {
     EXPECT_THAT(Parse({bad}).status().message(), HasSubstr("--fdb_static must be")) << bad;
   }
-  EXPECT_THAT(Parse({"--burst=0"}).status().message(), HasSubstr("--burst must be a number from 1 to 64"));
-  EXPECT_THAT(Parse({"--burst=65"}).status().message(), HasSubstr("--burst must be"));
+  EXPECT_THAT(Parse({"--burst=0"}).status().message(),
+              HasSubstr("--burst must be a number from 1 to 256"));
+  EXPECT_THAT(Parse({"--burst=257"}).status().message(), HasSubstr("--burst must be"));
   EXPECT_THAT(Parse({"--rx_descriptors=10"}).status().message(), HasSubstr("from 64 to 8192"));
   EXPECT_THAT(Parse({"--tx_flush_us=5000"}).status().message(), HasSubstr("from 0 to 1000"));
 }

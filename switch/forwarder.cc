@@ -7,6 +7,7 @@
 #include <rte_prefetch.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "switch/mac_key.h"
 #include "switch/verdict.h"
@@ -19,6 +20,7 @@ constexpr uint16_t kPrefetchAhead = 4;
 // a guest that is merely slow gets its frames, a stalled one costs bounded work.
 constexpr int kTxRetries = 2;
 constexpr uint16_t kVlanTpid = RTE_BE16(RTE_ETHER_TYPE_VLAN);
+constexpr uint64_t kMacMask = 0xffffffffffff;
 
 template <typename Fn>
 void ForEachBit(uint64_t mask, Fn&& fn) {
@@ -48,6 +50,11 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
   rte_mbuf* frames[kMaxBurst];
   uint16_t nb_frames = 0, nb_runs = 0;
   uint64_t rx_bytes = 0, malformed = 0, wrong_vlan = 0;
+  const uint16_t untagged_vlan = datapath_.vlans.Ingress(in_port, false, 0);
+  uint64_t run_src = 0, run_dst = 0;
+  uint32_t run_bytes = 0, run_max = 0;
+  uint16_t run_len = 0;
+  bool run_tagged = false;
 
   for (uint16_t i = 0; i < n && i < kPrefetchAhead; ++i) {
     rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void*));
@@ -57,38 +64,56 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
     rte_mbuf* m = pkts[i];
     const uint32_t len = m->pkt_len;
     rx_bytes += len;
-    const auto* eth = rte_pktmbuf_mtod(m, const rte_ether_hdr*);
-    uint64_t src = 0;
-    if (m->data_len >= RTE_ETHER_HDR_LEN) src = MacKey(0, eth->src_addr.addr_bytes);
-    bool tagged = m->data_len >= RTE_ETHER_HDR_LEN && eth->ether_type == kVlanTpid;
-    // A runt (the header, and a tag it announces, must sit in the first segment) or a
-    // group source address (never valid, 802.3).
-    if (m->data_len < RTE_ETHER_HDR_LEN + (tagged ? RTE_VLAN_HLEN : 0) || IsGroupKey(src)) {
+    const auto* eth = rte_pktmbuf_mtod(m, const uint8_t*);
+    if (m->data_len < RTE_ETHER_HDR_LEN) {  // a runt: the header must be in one segment
       ++malformed;
       rte_pktmbuf_free(m);
       continue;
     }
-    uint16_t tci = 0;
-    if (tagged) tci = rte_be_to_cpu_16(reinterpret_cast<const rte_vlan_hdr*>(eth + 1)->vlan_tci);
-    uint16_t vlan = datapath_.vlans.Ingress(in_port, tagged, tci);
+    // Two 8-byte loads give both MACs in the FDB key layout and the EtherType.
+    uint64_t head, tail;
+    std::memcpy(&head, eth, 8);      // destination MAC, 2 bytes of source
+    std::memcpy(&tail, eth + 6, 8);  // source MAC, EtherType
+    const uint64_t src = tail & kMacMask;
+    const bool tagged = (tail >> 48) == kVlanTpid;
+    // A group source address is never valid (802.3); a tag must sit in the first segment.
+    if (IsGroupKey(src) || (tagged && m->data_len < RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN)) {
+      ++malformed;
+      rte_pktmbuf_free(m);
+      continue;
+    }
+    uint16_t vlan = untagged_vlan;
+    if (tagged) {
+      const auto* tag = reinterpret_cast<const rte_vlan_hdr*>(eth + RTE_ETHER_HDR_LEN);
+      vlan = datapath_.vlans.Ingress(in_port, true, rte_be_to_cpu_16(tag->vlan_tci));
+    }
     if (vlan == kNoVlan) {
       ++wrong_vlan;
       rte_pktmbuf_free(m);
       continue;
     }
-    const uint64_t src_key = src | (uint64_t{vlan} << 48);
-    const uint64_t dst_key = MacKey(vlan, eth->dst_addr.addr_bytes);
+    const uint64_t vlan_bits = uint64_t{vlan} << 48;
+    const uint64_t src_key = src | vlan_bits;
+    const uint64_t dst_key = (head & kMacMask) | vlan_bits;
     frames[nb_frames] = m;
-    Run* run = nb_runs != 0 ? &runs[nb_runs - 1] : nullptr;
-    if (run != nullptr && run->src == src_key && run->dst == dst_key && run->tagged == tagged) {
-      ++run->len;
-      run->bytes += len;
-      run->max_len = std::max(run->max_len, len);
+    // The current run's keys and sums live in registers until the run ends.
+    if (((src_key ^ run_src) | (dst_key ^ run_dst)) == 0 && tagged == run_tagged &&
+        nb_runs != 0) {
+      ++run_len;
+      run_bytes += len;
+      run_max = std::max(run_max, len);
     } else {
-      runs[nb_runs++] = {src_key, dst_key, len, len, nb_frames, 1, vlan, tagged};
+      if (nb_runs != 0) runs[nb_runs - 1].Close(run_len, run_bytes, run_max);
+      runs[nb_runs++] = {src_key, dst_key, 0, 0, nb_frames, 0, vlan, tagged};
+      run_src = src_key;
+      run_dst = dst_key;
+      run_tagged = tagged;
+      run_len = 1;
+      run_bytes = run_max = len;
     }
     ++nb_frames;
   }
+  if (nb_runs != 0) runs[nb_runs - 1].Close(run_len, run_bytes, run_max);
   in.rx_packets.Add(n);
   in.rx_bytes.Add(rx_bytes);
   if (malformed != 0) in.Drop(RxDrop::kMalformed, malformed);

@@ -51,6 +51,11 @@ class Forwarder {
     uint16_t first, len;  // frames[first .. first + len)
     uint16_t vlan;
     bool tagged;
+    void Close(uint16_t n, uint32_t total, uint32_t largest) {
+      len = n;
+      bytes = total;
+      max_len = largest;
+    }
   };
 
   void Enqueue(uint16_t port, rte_mbuf* m);

@@ -22,6 +22,8 @@ xstats, read over DPDK telemetry; a polling guest such as testpmd suppresses the
 expect 0 here and count bursts instead: an interrupt-driven guest is notified at most
 once per burst).
 
+--size is the Ethernet frame size with its FCS, as in RFC 2544 (64 and 1518).
+
 usage: loopback.py [--kind vhost-user|memif] [--size 64] [--rounds 5] [--slice 3]
                    [--burst N] [--descriptors N] [--tx-flush-us N]
    --burst/--descriptors apply to both switches (testpmd: --burst, --rxd, --txd);
@@ -203,8 +205,9 @@ class Setup:
             time.sleep(0.1)
         time.sleep(0.5)
         self.guest = guest(self.kind, self.sockets, guest_cpu, self.name)
-        if size != 64:
-            self.guest.cmd(f"set txpkts {size}")
+        # --size counts the 4-byte FCS, as RFC 2544 frame sizes do (64 ... 1518); testpmd's
+        # txpkts does not.
+        self.guest.cmd(f"set txpkts {size - 4}")
         # Seed the loop; frames sent before the switch marks both links up are lost, so
         # seed again until frames circulate.
         for _ in range(10):

@@ -26,6 +26,14 @@ bool IsValidName(absl::string_view name) {
   return true;
 }
 
+// `value` as a number from min to max; the error reads "KEY must be WHAT from MIN to MAX".
+absl::Status ParseInRange(absl::string_view name, absl::string_view key,
+                          absl::string_view value, absl::string_view what, uint32_t min,
+                          uint32_t max, uint32_t& out) {
+  if (absl::SimpleAtoi(value, &out) && out >= min && out <= max) return absl::OkStatus();
+  return PortError(name, absl::StrCat(key, " must be ", what, " from ", min, " to ", max));
+}
+
 absl::StatusOr<PortType> ParseType(absl::string_view name, absl::string_view value) {
   if (value == "vhost-user") return PortType::kVhostUser;
   if (value == "memif") return PortType::kMemif;
@@ -169,10 +177,8 @@ absl::StatusOr<PortSpec> ParsePortSpec(absl::string_view text) {
       status = once(has_queues);
       if (!status.ok()) return status;
       uint32_t queues = 0;
-      if (!absl::SimpleAtoi(value, &queues) || queues < 1 || queues > kMaxQueuesPerPort) {
-        return PortError(spec.name,
-                         absl::StrCat("queues must be a number from 1 to ", kMaxQueuesPerPort));
-      }
+      status = ParseInRange(spec.name, key, value, "a number", 1, kMaxQueuesPerPort, queues);
+      if (!status.ok()) return status;
       spec.queues = static_cast<uint16_t>(queues);
     } else if (key == "id") {
       status = once(has_id);
@@ -184,9 +190,8 @@ absl::StatusOr<PortSpec> ParsePortSpec(absl::string_view text) {
       status = once(key == "vlan" ? has_vlan : has_native);
       if (!status.ok()) return status;
       uint32_t vlan = 0;
-      if (!absl::SimpleAtoi(value, &vlan) || vlan < 1 || vlan > 4094) {
-        return PortError(spec.name, absl::StrCat(key, " must be a VLAN from 1 to 4094"));
-      }
+      status = ParseInRange(spec.name, key, value, "a VLAN", 1, 4094, vlan);
+      if (!status.ok()) return status;
       (key == "vlan" ? spec.access_vlan : spec.native_vlan) = static_cast<uint16_t>(vlan);
     } else if (key == "trunk") {
       status = once(has_trunk);
@@ -198,10 +203,8 @@ absl::StatusOr<PortSpec> ParsePortSpec(absl::string_view text) {
       status = once(has_mtu);
       if (!status.ok()) return status;
       uint32_t mtu = 0;
-      if (!absl::SimpleAtoi(value, &mtu) || mtu < kMinMtu || mtu > kMaxMtu) {
-        return PortError(spec.name,
-                         absl::StrCat("mtu must be a number from ", kMinMtu, " to ", kMaxMtu));
-      }
+      status = ParseInRange(spec.name, key, value, "a number", kMinMtu, kMaxMtu, mtu);
+      if (!status.ok()) return status;
       spec.mtu = static_cast<uint16_t>(mtu);
     } else if (key == "learn_limit") {
       status = once(has_learn_limit);

@@ -51,6 +51,15 @@ _SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)$')
 _LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
 
 
+def wait_flow(guest, src, dst, count, timeout=30):
+    """Waits until `guest` received `count` frames src>dst, then checks it got no more."""
+    wait_for(lambda: guest.flow(src, dst) >= count, timeout,
+             f"{count} frames {src}>{dst} at {guest.name}")
+    got = guest.flow(src, dst)
+    if got != count:
+        raise AssertionError(f"{guest.name}: {got} frames {src}>{dst}, expected {count}")
+
+
 def parse_metrics(text):
     """{(name, frozenset(labels.items())): value} of a Prometheus text exposition."""
     out = {}

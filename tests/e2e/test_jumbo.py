@@ -10,7 +10,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import Daemon, Guest, wait_for  # noqa: E402
+from harness import Daemon, Guest, wait_flow, wait_for  # noqa: E402
 
 J1, J2, M1, SM, V10 = ("02:00:00:00:01:01", "02:00:00:00:01:02", "02:00:00:00:01:03",
                        "02:00:00:00:01:04", "02:00:00:00:01:05")
@@ -51,9 +51,7 @@ class JumboTest(unittest.TestCase):
         return self.guests[port]
 
     def wait_flow(self, port, src, dst, count):
-        wait_for(lambda: self.g(port).flow(src, dst) >= count, 30,
-                 f"{count} frames {src}>{dst} at {port}")
-        self.assertEqual(self.g(port).flow(src, dst), count, f"at {port}")
+        wait_flow(self.g(port), src, dst, count)
 
     def drops(self, port, reason):
         return self.sw.value("hvswitch_port_transmit_drop_total", port=port, reason=reason)

@@ -8,7 +8,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import Daemon, Guest, wait_for  # noqa: E402
+from harness import Daemon, Guest, wait_flow, wait_for  # noqa: E402
 
 A, B, C, D, E = ("02:00:00:00:00:0a", "02:00:00:00:00:0b", "02:00:00:00:00:0c",
                  "02:00:00:00:00:0d", "02:00:00:00:00:0e")
@@ -44,9 +44,7 @@ class SwitchingTest(unittest.TestCase):
         return self.guests[port]
 
     def wait_flow(self, port, src, dst, count):
-        wait_for(lambda: self.g(port).flow(src, dst) >= count, 20,
-                 f"{count} frames {src}>{dst} at {port}")
-        self.assertEqual(self.g(port).flow(src, dst), count, f"at {port}")
+        wait_flow(self.g(port), src, dst, count)
 
     def wait_fdb(self, entries):
         wait_for(lambda: self.sw.value("hvswitch_fdb_entries") == entries, 10,

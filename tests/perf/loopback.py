@@ -25,9 +25,15 @@ once per burst).
 --size is the Ethernet frame size with its FCS, as in RFC 2544 (64 and 1518).
 
 usage: loopback.py [--kind vhost-user|memif] [--size 64] [--rounds 5] [--slice 3]
-                   [--burst N] [--descriptors N] [--tx-flush-us N]
+                   [--burst N] [--descriptors N] [--tx-flush-us N] [--guest-burst N]
+                   [--against-hvswitch KEY=VALUE[,KEY=VALUE]]
    --burst/--descriptors apply to both switches (testpmd: --burst, --rxd, --txd);
-   --tx-flush-us to hvswitch only.
+   --tx-flush-us to hvswitch only; --guest-burst is the guests' testpmd --burst and
+   --seed how many such bursts circulate (few small bursts make small switch bursts,
+   the case tx_flush_us is for).
+   --against-hvswitch compares hvswitch with itself under other settings (e.g.
+   burst=32,descriptors=1024) instead of with testpmd-io: the way to sweep a tunable on
+   a VM whose speed drifts.
 """
 import argparse
 import json
@@ -114,7 +120,7 @@ class Testpmd:
         return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
 
 
-def guest(kind, sockets, cpu, name):
+def guest(kind, sockets, cpu, name, burst):
     """A two-port guest: port 0's frames go to port 1's MAC and back."""
     if kind == "vhost-user":
         vdevs = [f"net_virtio_user{i},path={s},mac={m}"
@@ -122,9 +128,11 @@ def guest(kind, sockets, cpu, name):
     else:
         vdevs = [f"net_memif{i},role=client,socket={s},socket-abstract=no,mac={m}"
                  for i, (s, m) in enumerate(zip(sockets, (MAC0, MAC1)))]
-    eal = [f"--lcores=0@{cpu},1@{cpu}", f"--file-prefix=hvs-perf-{name}-{os.getpid()}"]
+    eal = [f"--lcores=0@{cpu},1@{cpu}",
+           f"--file-prefix=hvs-perf-{re.sub('[^A-Za-z0-9-]', '', name)}-{os.getpid()}"]
     eal += [f"--vdev={v}" for v in vdevs]
-    return Testpmd(eal, ["--forward-mode=mac", f"--eth-peer=0,{MAC1}", f"--eth-peer=1,{MAC0}"])
+    return Testpmd(eal, ["--forward-mode=mac", f"--eth-peer=0,{MAC1}", f"--eth-peer=1,{MAC0}",
+                         f"--burst={burst}"])
 
 
 def scrape_busy(port):
@@ -164,7 +172,7 @@ def scrape_bursts(port):
 
 class Setup:
     def __init__(self, name, kind, switch, args):
-        self.dir = tempfile.mkdtemp(prefix=f"hvs-perf-{name}-")
+        self.dir = tempfile.mkdtemp(prefix=f"hvs-perf-{re.sub('[^A-Za-z0-9-]', '', name)}-")
         self.name = name
         self.kind = kind
         self.sockets = [os.path.join(self.dir, f"p{i}.sock") for i in range(2)]
@@ -176,7 +184,7 @@ class Setup:
         if self.switch == "hvswitch":
             ports = [f"--port=p{i},type={self.kind},path={s}" for i, s in enumerate(self.sockets)]
             self.metrics_port = free_port()
-            self.prefix = f"hvs-perf-sw-{os.getpid()}"
+            self.prefix = f"hvs-perf-sw-{re.sub('[^A-Za-z0-9-]', '', self.name)}-{os.getpid()}"
             args = [HVSWITCH, *ports, f"--lcores={switch_cpu}",
                     f"--metrics_address=127.0.0.1:{self.metrics_port}",
                     f"--eal=--no-huge -m 1024 --file-prefix={self.prefix}"]
@@ -204,14 +212,15 @@ class Setup:
                 raise RuntimeError(f"{self.name}: switch did not create its sockets")
             time.sleep(0.1)
         time.sleep(0.5)
-        self.guest = guest(self.kind, self.sockets, guest_cpu, self.name)
+        self.guest = guest(self.kind, self.sockets, guest_cpu, self.name,
+                           self.switch_args.guest_burst)
         # --size counts the 4-byte FCS, as RFC 2544 frame sizes do (64 ... 1518); testpmd's
         # txpkts does not.
         self.guest.cmd(f"set txpkts {size - 4}")
         # Seed the loop; frames sent before the switch marks both links up are lost, so
         # seed again until frames circulate.
         for _ in range(10):
-            self.guest.cmd("start tx_first 8")
+            self.guest.cmd(f"start tx_first {self.switch_args.seed}")
             before = self.guest.rx_packets()
             time.sleep(1)
             if self.guest.rx_packets() - before > 1000:
@@ -270,17 +279,28 @@ def main():
     ap.add_argument("--burst", type=int, default=32)
     ap.add_argument("--descriptors", type=int, default=1024)
     ap.add_argument("--tx-flush-us", type=int, default=0)
+    ap.add_argument("--guest-burst", type=int, default=32)
+    ap.add_argument("--seed", type=int, default=8, help="bursts the guest seeds the loop with")
+    ap.add_argument("--against-hvswitch", default="")
     args = ap.parse_args()
 
     hv = Setup("hvswitch", args.kind, "hvswitch", args)
-    io = Setup("testpmd-io", args.kind, "testpmd", args)
+    if args.against_hvswitch:
+        base = argparse.Namespace(**vars(args))
+        for item in args.against_hvswitch.split(","):
+            key, value = item.split("=")
+            setattr(base, key.replace("-", "_"), int(value))
+        io = Setup(f"hvswitch[{args.against_hvswitch}]", args.kind, "hvswitch", base)
+    else:
+        io = Setup("testpmd-io", args.kind, "testpmd", args)
+    A, B = hv.name, io.name
     try:
         hv.launch(args.switch_cpu, args.guest_cpu, args.size)
         hv.pause()
         io.launch(args.switch_cpu, args.guest_cpu, args.size)
         io.pause()
-        rates = {"hvswitch": [], "testpmd-io": []}
-        cycles = {"hvswitch": [], "testpmd-io": []}
+        rates = {A: [], B: []}
+        cycles = {A: [], B: []}
         ratios, per_burst, notes = [], [], []
         print(f"# {args.kind} loopback, {args.size}-byte frames, {args.rounds} rounds of "
               f"{args.slice}s slices; switch on CPU {args.switch_cpu}, guest on CPU "
@@ -289,25 +309,27 @@ def main():
         for r in range(args.rounds):
             a, ca = hv.measure(args.slice)
             b, cb = io.measure(args.slice)
-            rates["hvswitch"].append(a)
-            rates["testpmd-io"].append(b)
-            cycles["hvswitch"].append(ca)
-            cycles["testpmd-io"].append(cb)
+            rates[A].append(a)
+            rates[B].append(b)
+            cycles[A].append(ca)
+            cycles[B].append(cb)
             ratios.append(a / b if b else float("nan"))
             per_burst.append(hv.per_burst)
             notes.append(hv.notes_per_packet)
-            print(f"round {r + 1}: hvswitch {a:6.2f} Mpps {ca:6.0f} cyc/pkt   testpmd-io "
-                  f"{b:6.2f} Mpps {cb:6.0f} cyc/pkt   ratio {ratios[-1]:.2f}   hvswitch "
+            print(f"round {r + 1}: {A} {a:6.2f} Mpps {ca:6.0f} cyc/pkt   {B} "
+                  f"{b:6.2f} Mpps {cb:6.0f} cyc/pkt   ratio {ratios[-1]:.2f}   {A} "
                   f"{hv.per_burst:.1f} pkt/tx burst", flush=True)
         med = {k: statistics.median(v) for k, v in rates.items()}
-        print(f"median: hvswitch {med['hvswitch']:.2f} Mpps, testpmd-io "
-              f"{med['testpmd-io']:.2f} Mpps, ratio of medians "
-              f"{med['hvswitch'] / med['testpmd-io']:.2f}, median of per-round ratios "
+        print(f"median: {A} {med[A]:.2f} Mpps, {B} "
+              f"{med[B]:.2f} Mpps, ratio of medians "
+              f"{med[A] / med[B]:.2f}, median of per-round ratios "
               f"{statistics.median(ratios):.2f} (min {min(ratios):.2f}, max {max(ratios):.2f})")
-        ch, ct = statistics.median(cycles["hvswitch"]), statistics.median(cycles["testpmd-io"])
-        print(f"switch core busy cycles per packet (median): hvswitch {ch:.0f}, testpmd-io "
-              f"{ct:.0f}, ratio testpmd-io / hvswitch {ct / ch:.2f}")
-        print(f"hvswitch tx: {statistics.median(per_burst):.1f} packets per burst, "
+        ch, ct = statistics.median(cycles[A]), statistics.median(cycles[B])
+        print(f"switch core busy cycles per packet (median): {A} {ch:.0f}, {B} "
+              f"{ct:.0f}, ratio {B} / {A} {ct / ch:.2f}")
+        if io.switch == "hvswitch":
+            print(f"{B} tx: {io.per_burst:.1f} packets per burst (last round)")
+        print(f"{A} tx: {statistics.median(per_burst):.1f} packets per burst, "
               f"{statistics.median(notes):.4f} guest notifications per packet (median)")
     finally:
         cleanup()

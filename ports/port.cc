@@ -23,14 +23,14 @@ absl::Status PortError(const PortSpec& spec, absl::string_view what, int err) {
 
 }  // namespace
 
-std::string PortDevargs(const PortSpec& spec, int index, uint16_t nb_txq) {
+std::string PortDevargs(const PortSpec& spec, int index) {
   switch (spec.type) {
     case PortType::kVhostUser:
       // Compliant offload flags: a guest's partial checksum arrives as Rx metadata and,
       // with Rx checksum offload left disabled, the PMD completes it on receive, so every
       // egress port gets a valid frame. TSO is not offered to the guest.
       return absl::StrCat("net_vhost", index, ",iface=", spec.path,
-                          ",queues=", std::max<uint16_t>(spec.queues, nb_txq),
+                          ",queues=", spec.queues,
                           ",client=", spec.client ? 1 : 0, ",legacy-ol-flags=0");
     case PortType::kMemif:
       // A filesystem socket (not the abstract namespace) as VPP and libmemif expect.
@@ -76,7 +76,7 @@ absl::StatusOr<std::unique_ptr<Port>> Port::Open(const PortSpec& spec, int index
                                                  const PortQueues& queues,
                                                  rte_mempool* pool) {
   std::unique_ptr<Port> port(new Port(spec, queues));
-  absl::Status status = port->Start(PortDevargs(spec, index, queues.nb_txq), pool);
+  absl::Status status = port->Start(PortDevargs(spec, index), pool);
   if (!status.ok()) return status;  // ~Port undoes whatever was done
   return port;
 }

@@ -23,7 +23,7 @@ struct PortQueues {
 };
 
 // The DPDK device string for a spec; `index` makes vdev names unique in the process.
-std::string PortDevargs(const PortSpec& spec, int index, uint16_t nb_txq);
+std::string PortDevargs(const PortSpec& spec, int index);
 
 // True when devargs names a PCI device (`0000:03:00.0` or `03:00.0`, options may follow).
 bool IsPciDevargs(const std::string& devargs);

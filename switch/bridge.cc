@@ -60,7 +60,6 @@ absl::Status Bridge::Init() {
     dp.eth_port = (*port)->eth_port();
     dp.nb_txq = (*port)->queues().nb_txq;
     dp.shared_tx = dp.nb_txq < nb_workers;
-    dp.mtu = spec.mtu;
     if ((*port)->device_mtu() < spec.mtu) {
       Log("port '%s': device reports MTU %d at most; it was configured so, and mtu=%d "
           "still decides what hvswitch sends it", spec.name, (*port)->device_mtu(), spec.mtu);
@@ -74,8 +73,9 @@ absl::Status Bridge::Init() {
         spec.type == PortType::kDpdk ? spec.devargs : spec.path, dp.eth_port,
         ports_.back()->mac());
   }
-  datapath_.nb_ports = static_cast<uint16_t>(ports_.size());
-  ConfigureVlans();
+  std::vector<PortSpec> specs;
+  for (const auto& port : ports_) specs.push_back(port->spec());
+  datapath_.Configure(specs);
   status = AddStaticMacs();
   if (!status.ok()) return status;
 
@@ -134,16 +134,6 @@ absl::Status Bridge::CreatePool(uint16_t nb_workers) {
         " (give DPDK more memory: hugepages, or --eal=\"--no-huge -m 1024\")"));
   }
   return absl::OkStatus();
-}
-
-void Bridge::ConfigureVlans() {
-  std::vector<PortSpec> specs;
-  datapath_.min_mtu = kMaxMtu;
-  for (const auto& port : ports_) {
-    specs.push_back(port->spec());
-    datapath_.min_mtu = std::min(datapath_.min_mtu, port->spec().mtu);
-  }
-  datapath_.vlans = VlanTable::Build(specs);
 }
 
 absl::Status Bridge::AddStaticMacs() {

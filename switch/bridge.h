@@ -71,7 +71,6 @@ class Bridge {
   explicit Bridge(const BridgeConfig& config) : config_(config) {}
   absl::Status Init();
   absl::Status CreatePool(uint16_t nb_workers);
-  void ConfigureVlans();
   absl::Status AddStaticMacs();
   void ApplyLearnRequests(uint32_t now);
   void UpdateLearnLimits();

@@ -6,9 +6,11 @@
 
 #include <rte_spinlock.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <vector>
 
 #include "switch/counters.h"
 #include "switch/fdb.h"
@@ -40,6 +42,18 @@ struct Datapath {
   std::atomic<uint64_t> learn_blocked_mask{0};
   // The control thread's clock in seconds, for FDB last-seen times.
   std::atomic<uint32_t> now_seconds{0};
+
+  // What the workers read of the ports' configuration: VLANs and MTUs. (Ethdev ids and
+  // queues are filled in by whoever opened the ports.)
+  void Configure(const std::vector<PortSpec>& specs) {
+    nb_ports = static_cast<uint16_t>(specs.size());
+    vlans = VlanTable::Build(specs);
+    min_mtu = kMaxMtu;
+    for (size_t p = 0; p < specs.size() && p < kMaxPorts; ++p) {
+      ports[p].mtu = specs[p].mtu;
+      min_mtu = std::min(min_mtu, specs[p].mtu);
+    }
+  }
 
 };
 

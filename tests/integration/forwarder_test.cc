@@ -78,14 +78,8 @@ class ForwarderTest : public ::testing::Test {
   // Port configuration as the bridge would publish it; a new forwarder with `options`.
   void Configure(std::vector<PortSpec> specs, ForwarderOptions options = {}) {
     specs_ = std::move(specs);
-    datapath_.nb_ports = kPorts;
-    datapath_.vlans = VlanTable::Build(specs_);
+    datapath_.Configure(specs_);
     datapath_.learn_blocked_mask.store(0);
-    datapath_.min_mtu = kMaxMtu;
-    for (uint16_t p = 0; p < kPorts; ++p) {
-      datapath_.ports[p].mtu = specs_[p].mtu;
-      datapath_.min_mtu = std::min(datapath_.min_mtu, specs_[p].mtu);
-    }
     forwarder_ = std::make_unique<Forwarder>(datapath_, options, counters_, *learn_);
   }
 

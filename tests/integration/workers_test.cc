@@ -44,8 +44,7 @@ TEST(WorkersTest, TwoWorkersForwardConcurrentlyAndCountersAddUp) {
   std::unique_ptr<Fdb> fdb = *Fdb::Create("workers_fdb", 1 << 16);
   Datapath datapath;
   datapath.fdb = fdb.get();
-  datapath.nb_ports = kPorts;
-  datapath.vlans = VlanTable::Build(std::vector<PortSpec>(kPorts));
+  datapath.Configure(std::vector<PortSpec>(kPorts));
   std::vector<std::unique_ptr<RingPort>> ports;
   for (uint16_t p = 0; p < kPorts; ++p) {
     uint16_t nb_txq = p == 2 ? 1 : kWorkers;

@@ -60,8 +60,7 @@ class Rig {
       }
       learn_ = *LearnQueue::Create(name + "learn", 4096);
       datapath_.fdb = fdb_.get();
-      datapath_.nb_ports = 2;
-      datapath_.vlans = VlanTable::Build(std::vector<PortSpec>(2));
+      datapath_.Configure(std::vector<PortSpec>(2));
       datapath_.ports[0].eth_port = a_->eth_port();
       datapath_.ports[1].eth_port = b_->eth_port();
       datapath_.up_mask.store(0b11);

@@ -128,13 +128,13 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(PortDevargsTest, EachTypeMapsToItsPmd) {
   PortSpec vhost = *ParsePortSpec("vm1,type=vhost-user,path=/r/vm1.sock,client=1");
-  EXPECT_EQ(PortDevargs(vhost, 3, 1),
+  EXPECT_EQ(PortDevargs(vhost, 3),
             "net_vhost3,iface=/r/vm1.sock,queues=1,client=1,legacy-ol-flags=0");
   PortSpec memif = *ParsePortSpec("m,type=memif,path=/r/m.sock,id=2");
-  EXPECT_EQ(PortDevargs(memif, 0, 1),
+  EXPECT_EQ(PortDevargs(memif, 0),
             "net_memif0,role=server,socket=/r/m.sock,socket-abstract=no,id=2");
   PortSpec dpdk = *ParsePortSpec("n,type=dpdk,devargs=net_tap0,iface=hvs0");
-  EXPECT_EQ(PortDevargs(dpdk, 0, 1), "net_tap0,iface=hvs0");
+  EXPECT_EQ(PortDevargs(dpdk, 0), "net_tap0,iface=hvs0");
 }
 
 TEST(PortDevargsTest, RecognisesPciAddresses) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "offload/checksum.h"
+#include "offload/checksum_decision.h"
 #include "offload/header_layout.h"
 
 namespace hvswitch {
@@ -227,6 +228,78 @@ TEST(ChecksumTest, PartialChecksumMetadataOutsideTheFrameIsRefused) {
   EXPECT_FALSE(CompletePartialChecksum(b.bytes.data(), b.end, 0xfffffff0u, 16, false));
   EXPECT_EQ(b.bytes, before);
   EXPECT_TRUE(CompletePartialChecksum(b.bytes.data(), b.end, b.l4, b.end - b.l4 - 2, false));
+}
+
+}  // namespace
+}  // namespace hvswitch
+
+namespace hvswitch {
+namespace {
+
+// The egress rules over every state, destination and frame kind: the bytes that leave
+// are the sender's, or a correct checksum, never a "fixed" bad one.
+class ChecksumDecisionTest
+    : public ::testing::TestWithParam<std::tuple<ChecksumState, bool, bool, bool, bool>> {};
+
+TEST_P(ChecksumDecisionTest, BytesLeavingAreRightForTheDestination) {
+  auto [state, dest_csum, ipv6, tcp, tagged] = GetParam();
+  FrameSpec spec{ipv6, tcp, tagged, true};
+  Built sent = Build(spec), good = Build(spec);
+  HeaderLayout layout = ParseHeaders(good.bytes.data(), good.bytes.size(), good.bytes.size());
+  ASSERT_TRUE(FillL4Checksum(good.bytes.data(), layout));
+  const uint32_t field = sent.l4 + (tcp ? 16 : 6);
+  switch (state) {
+    case ChecksumState::kGood:
+    case ChecksumState::kUnknown:
+      sent.bytes = good.bytes;
+      break;
+    case ChecksumState::kBad:
+      sent.bytes = good.bytes;
+      sent.bytes[field] ^= 0x5a;
+      break;
+    case ChecksumState::kPartial:
+      Put16(sent.bytes, field, static_cast<uint16_t>(PseudoSum(sent, spec)));
+      break;
+  }
+  std::vector<uint8_t> out = sent.bytes;
+  ChecksumAction action = DecideChecksum(state, layout, PortOffloadCaps{dest_csum, false});
+  switch (action) {
+    case ChecksumAction::kAsIs:
+    case ChecksumAction::kPassPartial:
+      break;
+    case ChecksumAction::kCompleteInSoftware:
+      ASSERT_TRUE(FillL4Checksum(out.data(), layout));
+      break;
+    case ChecksumAction::kDrop:
+      FAIL() << "a parsable TCP/UDP frame is never dropped";
+  }
+  if (state == ChecksumState::kPartial && dest_csum) {
+    EXPECT_EQ(action, ChecksumAction::kPassPartial);
+    EXPECT_EQ(out, sent.bytes);  // the destination completes it
+  } else if (state == ChecksumState::kPartial) {
+    EXPECT_EQ(out, good.bytes);  // completed here
+  } else {
+    EXPECT_EQ(action, ChecksumAction::kAsIs);
+    EXPECT_EQ(out, sent.bytes);  // bad stays bad, good stays good
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Matrix, ChecksumDecisionTest,
+    ::testing::Combine(::testing::Values(ChecksumState::kUnknown, ChecksumState::kGood,
+                                         ChecksumState::kBad, ChecksumState::kPartial),
+                       ::testing::Bool(), ::testing::Bool(), ::testing::Bool(),
+                       ::testing::Bool()));
+
+TEST(ChecksumDecisionTest, PartialChecksumWithoutUsableHeadersIsDropped) {
+  HeaderLayout not_ip;
+  EXPECT_EQ(DecideChecksum(ChecksumState::kPartial, not_ip, {}), ChecksumAction::kDrop);
+  HeaderLayout truncated;
+  truncated.error = HeaderError::kTruncated;
+  truncated.l4 = L4Type::kTcp;
+  EXPECT_EQ(DecideChecksum(ChecksumState::kPartial, truncated, {true, true}),
+            ChecksumAction::kDrop);
+  EXPECT_EQ(DecideChecksum(ChecksumState::kBad, not_ip, {}), ChecksumAction::kAsIs);
 }
 
 }  // namespace

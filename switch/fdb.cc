@@ -80,6 +80,7 @@ LearnResult Fdb::Learn(uint64_t key, uint16_t port, uint32_t now, uint32_t limit
     entry.value.store(value, std::memory_order_release);
     CountLearned(current, -1);
     CountLearned(port, +1);
+    Changed();
     // An entry of a flushed port is as good as absent: learning it again is not a move.
     return current < 0 ? LearnResult::kAdded : LearnResult::kMoved;
   }
@@ -90,6 +91,7 @@ LearnResult Fdb::Learn(uint64_t key, uint16_t port, uint32_t now, uint32_t limit
   entries_[position].last_seen.store(now, std::memory_order_relaxed);
   entries_[position].value.store(value, std::memory_order_release);
   CountLearned(port, +1);
+  Changed();
   return LearnResult::kAdded;
 }
 
@@ -111,6 +113,7 @@ absl::Status Fdb::AddStatic(uint64_t key, uint16_t port) {
   }
   entries_[position].value.store(Encode(port, 0) | kStaticBit, std::memory_order_release);
   statics_.store(statics_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  Changed();
   return absl::OkStatus();
 }
 
@@ -118,6 +121,7 @@ void Fdb::FlushPort(uint16_t port) {
   generations_[port].store(generations_[port].load(std::memory_order_relaxed) + 1,
                            std::memory_order_relaxed);
   learned_[port].store(0, std::memory_order_relaxed);
+  Changed();
 }
 
 AgeResult Fdb::Age(uint32_t now, uint32_t max_age, absl::FunctionRef<void()> wait_for_readers) {
@@ -147,6 +151,7 @@ AgeResult Fdb::Age(uint32_t now, uint32_t max_age, absl::FunctionRef<void()> wai
     int32_t position = rte_hash_del_key(hash_, &k);
     if (position >= 0) freed.push_back(position);
   }
+  Changed();  // before the grace period: no reader keeps using a removed entry past it
   wait_for_readers();
   for (int32_t position : freed) {
     entries_[position].value.store(0, std::memory_order_relaxed);

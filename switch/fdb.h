@@ -80,6 +80,9 @@ class Fdb {
     return learned_[port].load(std::memory_order_relaxed);
   }
   uint32_t statics() const { return statics_.load(std::memory_order_relaxed); }
+  // Any thread. Moves on with every change a lookup could see (learn, move, static entry,
+  // flush, removal), so that a reader may reuse a result while it stays the same.
+  uint64_t version() const { return version_.load(std::memory_order_acquire); }
 
  private:
   struct Entry {
@@ -101,6 +104,9 @@ class Fdb {
     uint16_t generation = static_cast<uint16_t>(value >> 16);
     return generation == generations_[port].load(std::memory_order_relaxed) ? port : -1;
   }
+  void Changed() {
+    version_.store(version_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  }
   // Adds a key to the hash; -1 when the table is full.
   int32_t Insert(uint64_t key);
   void CountLearned(int port, int delta) {
@@ -117,6 +123,7 @@ class Fdb {
   std::array<std::atomic<uint16_t>, kMaxPorts> generations_{};
   std::array<std::atomic<uint32_t>, kMaxPorts> learned_{};
   std::atomic<uint32_t> size_{0}, statics_{0};
+  std::atomic<uint64_t> version_{0};
 };
 
 }  // namespace hvswitch

@@ -66,8 +66,19 @@ class Forwarder {
   void Share(uint64_t targets, rte_mbuf* m);
   void FlushPort(uint16_t port);
 
+  // The lookup of the last burst that was a single run (a steady conversation sends
+  // burst after burst of them), reused while the FDB's version stays the same.
+  struct LastLookup {
+    uint64_t version = ~uint64_t{0};
+    uint64_t src = 0, dst = 0;
+    uint64_t hits = 0;  // bit 0: source, bit 1: destination
+    uint16_t ports[2] = {};
+    int32_t src_position = -1;
+  };
+
   const Datapath& datapath_;
   const ForwarderOptions options_;
+  LastLookup last_;
   WorkerCounters& counters_;
   LearnQueue& learn_;
   uint64_t up_mask_ = 0;  // as read at the start of the current burst

@@ -214,6 +214,26 @@ TEST_F(ForwarderTest, FlushedPortsMacsAreFloodedUntilRelearned) {
   EXPECT_EQ(Send(0, {kA, kB}), Untagged({1}));
 }
 
+// Burst after burst of one conversation reuses the last lookup; every change of the table
+// in between must show at once.
+TEST_F(ForwarderTest, RepeatedConversationSeesEveryTableChange) {
+  const std::vector<TestFrame> burst(8, TestFrame{kA, kB});
+  auto all_to = [&](std::vector<std::vector<model::Copy>> out, Copies want) {
+    for (const auto& copies : out) EXPECT_EQ(copies, want);
+  };
+  Send(1, {kB, kBcast});
+  all_to(RunBurst(0, burst), Untagged({1}));
+  all_to(RunBurst(0, burst), Untagged({1}));
+  fdb_->FlushPort(1);
+  all_to(RunBurst(0, burst), Untagged({1, 2, 3}));
+  Send(2, {kB, kBcast});  // B moves to port 2
+  all_to(RunBurst(0, burst), Untagged({2}));
+  fdb_->Age(100000, 5, [] {});  // B not seen since 0: aged out
+  all_to(RunBurst(0, burst), Untagged({1, 2, 3}));
+  ASSERT_TRUE(fdb_->AddStatic(kB, 3).ok());
+  all_to(RunBurst(0, burst), Untagged({3}));
+}
+
 TEST_F(ForwarderTest, FullTxQueueCountsQueueFull) {
   Send(1, {kB, kBcast});
   // Fill port 1's tx ring (4095 slots) so that only 3 more frames fit.
@@ -492,11 +512,16 @@ TEST_F(ForwarderTest, MatchesReferenceModelOnRandomBursts) {
       uint16_t in = static_cast<uint16_t>(rng() % kPorts);
       std::vector<TestFrame> frames(1 + rng() % 32);
       std::vector<model::Frame> model_frames;
+      const bool one_conversation = rng() % 4 == 0;  // a single run: the reused lookup
       for (auto& f : frames) {
-        f.src = macs[rng() % macs.size()];
-        f.dst = macs[rng() % macs.size()];
-        f.tag = tags[rng() % std::size(tags)];
-        f.payload = rng() % 8 == 0 ? 2000 + rng() % 7000 : 46;
+        if (one_conversation && &f != &frames[0]) {
+          f = frames[0];
+        } else {
+          f.src = macs[rng() % macs.size()];
+          f.dst = macs[rng() % macs.size()];
+          f.tag = tags[rng() % std::size(tags)];
+          f.payload = rng() % 8 == 0 ? 2000 + rng() % 7000 : 46;
+        }
         model_frames.push_back({f.src, f.dst, f.tag, f.payload});
       }
       std::vector<model::Result> expected = model.ForwardBurst(in, model_frames, up, now);

@@ -6,7 +6,10 @@
 //   (stats counts received frames per "SRC>DST", with "@VLAN" appended for tagged ones)
 //   send DST SRC COUNT [SIZE]  -> {"sent":N}   frames DST<-SRC, ethertype 0x88b5,
 //                                              SIZE 60-9018 (jumbo frames as mbuf chains)
+//   sendl4 DST SRC COUNT tcp|udp full|partial|bad -> {"sent":N}   IPv4 frames whose L4
+//                                  checksum is complete, left to the device, or wrong
 //   stats                      -> {"rx":N,"rx_bytes":N,"tx":N,"tx_bytes":N,
+//                                  "l4":{"good":N,"bad":N,"partial":N},
 //                                  "flows":{"SRC>DST":N,...}}
 //   clear                      -> {"ok":1}     forget received flows (not the totals)
 //   quit                       -> {"ok":1}
@@ -28,7 +31,12 @@
 #include <sstream>
 #include <string>
 
+#include "tests/guest/l4_frames.h"
+
 namespace {
+
+using hvswitch::guest::ChecksumMode;
+using hvswitch::guest::ReceivedChecksum;
 
 constexpr uint16_t kPort = 0;
 constexpr uint16_t kEtherType = 0x88b5;
@@ -43,6 +51,7 @@ std::string MacString(const rte_ether_addr& a) {
 struct Guest {
   rte_mempool* pool = nullptr;
   uint64_t rx = 0, rx_bytes = 0, tx = 0, tx_bytes = 0, rx_max = 0;
+  uint64_t l4_good = 0, l4_bad = 0, l4_partial = 0;
   std::map<std::string, uint64_t> flows;
 
   void Receive() {
@@ -60,6 +69,12 @@ struct Guest {
         flow += "@" + std::to_string(rte_be_to_cpu_16(tag->vlan_tci) & 0xfff);
       }
       ++flows[flow];
+      switch (hvswitch::guest::CheckL4Frame(pkts[i])) {
+        case ReceivedChecksum::kGood: ++l4_good; break;
+        case ReceivedChecksum::kBad: ++l4_bad; break;
+        case ReceivedChecksum::kPartial: ++l4_partial; break;
+        case ReceivedChecksum::kNotL4: break;
+      }
     }
     rte_pktmbuf_free_bulk(pkts, n);
   }
@@ -88,22 +103,18 @@ struct Guest {
     return head;
   }
 
-  uint64_t Send(const rte_ether_addr& dst, const rte_ether_addr& src, uint64_t count,
-                uint16_t size) {
+  // Sends `count` frames made by make(seq), waiting (and receiving) while the ring is full.
+  template <typename Make>
+  uint64_t Send(uint64_t count, Make&& make) {
     uint64_t sent = 0;
     uint64_t deadline = rte_get_tsc_cycles() + 5 * rte_get_tsc_hz();
     while (sent < count && rte_get_tsc_cycles() < deadline) {
-      rte_mbuf* m = MakeChain(size);
+      rte_mbuf* m = make(sent);
       if (m == nullptr) {
         Receive();
         continue;
       }
-      char* data = rte_pktmbuf_mtod(m, char*);
-      auto* eth = reinterpret_cast<rte_ether_hdr*>(data);
-      eth->dst_addr = dst;
-      eth->src_addr = src;
-      eth->ether_type = rte_cpu_to_be_16(kEtherType);
-      std::memcpy(data + sizeof(rte_ether_hdr), &sent, sizeof(sent));
+      const uint32_t len = m->pkt_len;
       while (rte_eth_tx_burst(kPort, 0, &m, 1) == 0) {
         Receive();  // the switch may be waiting for us to drain our ring
         if (rte_get_tsc_cycles() >= deadline) {
@@ -113,9 +124,24 @@ struct Guest {
       }
       ++sent;
       ++tx;
-      tx_bytes += size;
+      tx_bytes += len;
     }
     return sent;
+  }
+
+  uint64_t SendPlain(const rte_ether_addr& dst, const rte_ether_addr& src, uint64_t count,
+                     uint16_t size) {
+    return Send(count, [&](uint64_t seq) -> rte_mbuf* {
+      rte_mbuf* m = MakeChain(size);
+      if (m == nullptr) return nullptr;
+      char* data = rte_pktmbuf_mtod(m, char*);
+      auto* eth = reinterpret_cast<rte_ether_hdr*>(data);
+      eth->dst_addr = dst;
+      eth->src_addr = src;
+      eth->ether_type = rte_cpu_to_be_16(kEtherType);
+      std::memcpy(data + sizeof(rte_ether_hdr), &seq, sizeof(seq));
+      return m;
+    });
   }
 
   std::string Handle(const std::string& line, bool* quit) {
@@ -143,13 +169,33 @@ struct Guest {
           rte_ether_unformat_addr(src_text.c_str(), &src) != 0 || size < 60 || size > 9018) {
         return "{\"error\":\"bad send arguments\"}";
       }
-      return "{\"sent\":" + std::to_string(Send(dst, src, count, static_cast<uint16_t>(size))) +
-             "}";
+      return "{\"sent\":" +
+             std::to_string(SendPlain(dst, src, count, static_cast<uint16_t>(size))) + "}";
+    }
+    if (cmd == "sendl4") {
+      std::string dst_text, src_text, proto, mode_text;
+      uint64_t count = 0;
+      in >> dst_text >> src_text >> count >> proto >> mode_text;
+      rte_ether_addr dst{}, src{};
+      ChecksumMode mode;
+      if (rte_ether_unformat_addr(dst_text.c_str(), &dst) != 0 ||
+          rte_ether_unformat_addr(src_text.c_str(), &src) != 0 ||
+          (proto != "tcp" && proto != "udp") ||
+          !hvswitch::guest::ParseChecksumMode(mode_text, &mode)) {
+        return "{\"error\":\"bad sendl4 arguments\"}";
+      }
+      uint64_t sent = Send(count, [&](uint64_t seq) {
+        return hvswitch::guest::MakeL4Frame(pool, dst, src, proto == "tcp", mode,
+                                            static_cast<uint32_t>(seq));
+      });
+      return "{\"sent\":" + std::to_string(sent) + "}";
     }
     if (cmd == "stats") {
       std::string out = "{\"rx\":" + std::to_string(rx) + ",\"rx_bytes\":" +
                         std::to_string(rx_bytes) + ",\"rx_max\":" + std::to_string(rx_max) +
-                        ",\"tx\":" + std::to_string(tx) +
+                        ",\"l4\":{\"good\":" + std::to_string(l4_good) +
+                        ",\"bad\":" + std::to_string(l4_bad) + ",\"partial\":" +
+                        std::to_string(l4_partial) + "},\"tx\":" + std::to_string(tx) +
                         ",\"tx_bytes\":" + std::to_string(tx_bytes) + ",\"flows\":{";
       bool first = true;
       for (const auto& [flow, n] : flows) {
@@ -191,7 +237,11 @@ int main(int argc, char** argv) {
   rte_eth_conf conf{};
   conf.rxmode.mtu = std::min<uint32_t>({9000, info.max_mtu, info.max_rx_pktlen - 18});
   conf.rxmode.offloads = info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER;
-  conf.txmode.offloads = info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+  // Checksum offload where the device has it (virtio-user: the switch's vhost-user port
+  // offered VIRTIO_NET_F_CSUM), so that `sendl4 ... partial` leaves the sum to it.
+  conf.txmode.offloads = info.tx_offload_capa &
+                         (RTE_ETH_TX_OFFLOAD_MULTI_SEGS | RTE_ETH_TX_OFFLOAD_TCP_CKSUM |
+                          RTE_ETH_TX_OFFLOAD_UDP_CKSUM);
   if (guest.pool == nullptr || rte_eth_dev_configure(kPort, 1, 1, &conf) != 0 ||
       rte_eth_rx_queue_setup(kPort, 0, 1024, rte_eth_dev_socket_id(kPort), nullptr,
                              guest.pool) != 0 ||

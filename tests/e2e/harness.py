@@ -51,6 +51,28 @@ _SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)$')
 _LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
 
 
+def start_bridge(ports, **daemon_args):
+    """A daemon with the given ports and one guest on each, every link up.
+
+    `ports`: (name, kind, options) with kind vhost-user or memif and options appended to
+    the port spec (e.g. ",mtu=9000"). Returns the Daemon and the guests by port name."""
+    sw = Daemon([f"{name},type={kind},path={{dir}}/{name}.sock{options}"
+                 for name, kind, options in ports], **daemon_args)
+    sw.wait_ready()
+    guests = {name: Guest(kind, f"{sw.dir}/{name}.sock", name) for name, kind, _ in ports}
+    for name, guest in guests.items():
+        guest.wait_link()
+        sw.wait_port_up(name)
+    return sw, guests
+
+
+def stop_bridge(sw, guests):
+    """Quits the guests, stops the daemon with SIGTERM; returns its exit code."""
+    for guest in guests.values():
+        guest.quit()
+    return sw.stop()
+
+
 def wait_flow(guest, src, dst, count, timeout=30):
     """Waits until `guest` received `count` frames src>dst, then checks it got no more."""
     wait_for(lambda: guest.flow(src, dst) >= count, timeout,

@@ -10,7 +10,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import Daemon, Guest, wait_flow, wait_for  # noqa: E402
+from harness import start_bridge, stop_bridge, wait_flow, wait_for  # noqa: E402
 
 J1, J2, M1, SM, V10 = ("02:00:00:00:01:01", "02:00:00:00:01:02", "02:00:00:00:01:03",
                        "02:00:00:00:01:04", "02:00:00:00:01:05")
@@ -22,20 +22,11 @@ N = 50  # a guest ring holds ~200 jumbo frames; the guests share CPUs with two b
 class JumboTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.sw = Daemon(["j1,type=vhost-user,path={dir}/j1.sock,mtu=9000",
-                         "j2,type=vhost-user,path={dir}/j2.sock,mtu=9000",
-                         "m1,type=memif,path={dir}/m1.sock,mtu=9000",
-                         "small,type=vhost-user,path={dir}/small.sock",
-                         "v10,type=vhost-user,path={dir}/v10.sock,vlan=10,mtu=9000"],
-                        extra=["--lcores=0,1"], eal="--no-huge -m 1024")
-        cls.sw.wait_ready()
-        cls.guests = {}
-        for name, kind in (("j1", "vhost-user"), ("j2", "vhost-user"), ("m1", "memif"),
-                           ("small", "vhost-user"), ("v10", "vhost-user")):
-            cls.guests[name] = Guest(kind, f"{cls.sw.dir}/{name}.sock", name)
-        for port, guest in cls.guests.items():
-            guest.wait_link()
-            cls.sw.wait_port_up(port)
+        cls.sw, cls.guests = start_bridge(
+            [("j1", "vhost-user", ",mtu=9000"), ("j2", "vhost-user", ",mtu=9000"),
+             ("m1", "memif", ",mtu=9000"), ("small", "vhost-user", ""),
+             ("v10", "vhost-user", ",vlan=10,mtu=9000")],
+            extra=["--lcores=0,1"], eal="--no-huge -m 1024")
         # Everyone announces itself (64-byte broadcasts) so that later frames are unicast.
         for port, mac in (("j1", J1), ("j2", J2), ("m1", M1), ("small", SM), ("v10", V10)):
             cls.guests[port].send(BCAST, mac, 1)
@@ -43,9 +34,7 @@ class JumboTest(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        for guest in cls.guests.values():
-            guest.quit()
-        assert cls.sw.stop() == 0
+        assert stop_bridge(cls.sw, cls.guests) == 0
 
     def g(self, port):
         return self.guests[port]

@@ -13,7 +13,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import Daemon, Guest, wait_for  # noqa: E402
+from harness import start_bridge, stop_bridge, wait_for  # noqa: E402
 
 A = "02:00:00:00:02:0a"
 BCAST = "ff:ff:ff:ff:ff:ff"
@@ -23,22 +23,12 @@ N = 20
 class OffloadTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.sw = Daemon(["a,type=vhost-user,path={dir}/a.sock",
-                         "b,type=vhost-user,path={dir}/b.sock",
-                         "c,type=memif,path={dir}/c.sock"])
-        cls.sw.wait_ready()
-        cls.guests = {"a": Guest("vhost-user", f"{cls.sw.dir}/a.sock", "a"),
-                      "b": Guest("vhost-user", f"{cls.sw.dir}/b.sock", "b"),
-                      "c": Guest("memif", f"{cls.sw.dir}/c.sock", "c")}
-        for port, guest in cls.guests.items():
-            guest.wait_link()
-            cls.sw.wait_port_up(port)
+        cls.sw, cls.guests = start_bridge(
+            [("a", "vhost-user", ""), ("b", "vhost-user", ""), ("c", "memif", "")])
 
     @classmethod
     def tearDownClass(cls):
-        for guest in cls.guests.values():
-            guest.quit()
-        assert cls.sw.stop() == 0
+        assert stop_bridge(cls.sw, cls.guests) == 0
 
     def send_and_expect(self, proto, mode, good, bad):
         before = {p: self.guests[p].stats()["l4"] for p in ("b", "c")}

@@ -8,7 +8,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import Daemon, Guest, wait_flow, wait_for  # noqa: E402
+from harness import Guest, start_bridge, stop_bridge, wait_flow, wait_for  # noqa: E402
 
 A, B, C, D, E = ("02:00:00:00:00:0a", "02:00:00:00:00:0b", "02:00:00:00:00:0c",
                  "02:00:00:00:00:0d", "02:00:00:00:00:0e")
@@ -18,24 +18,12 @@ BCAST = "ff:ff:ff:ff:ff:ff"
 class SwitchingTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.sw = Daemon(["a,type=vhost-user,path={dir}/a.sock",
-                         "b,type=vhost-user,path={dir}/b.sock",
-                         "c,type=memif,path={dir}/c.sock"])
-        cls.sw.wait_ready()
-        cls.guests = {
-            "a": Guest("vhost-user", f"{cls.sw.dir}/a.sock", "a"),
-            "b": Guest("vhost-user", f"{cls.sw.dir}/b.sock", "b"),
-            "c": Guest("memif", f"{cls.sw.dir}/c.sock", "c"),
-        }
-        for port, guest in cls.guests.items():
-            guest.wait_link()
-            cls.sw.wait_port_up(port)
+        cls.sw, cls.guests = start_bridge(
+            [("a", "vhost-user", ""), ("b", "vhost-user", ""), ("c", "memif", "")])
 
     @classmethod
     def tearDownClass(cls):
-        for guest in cls.guests.values():
-            guest.quit()
-        rc = cls.sw.stop()
+        rc = stop_bridge(cls.sw, cls.guests)
         assert rc == 0, f"hvswitch exited {rc} on SIGTERM"
         for sock in ("a.sock", "b.sock", "c.sock"):
             assert not os.path.exists(os.path.join(cls.sw.dir, sock)), f"{sock} left behind"

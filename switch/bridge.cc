@@ -73,9 +73,7 @@ absl::Status Bridge::Init() {
         spec.type == PortType::kDpdk ? spec.devargs : spec.path, dp.eth_port,
         ports_.back()->mac());
   }
-  std::vector<PortSpec> specs;
-  for (const auto& port : ports_) specs.push_back(port->spec());
-  datapath_.Configure(specs);
+  datapath_.Configure(config_.ports);  // ports_ were opened in this order
   status = AddStaticMacs();
   if (!status.ok()) return status;
 

@@ -124,10 +124,6 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
   uint64_t keys[2 * kMaxBurst];
   uint16_t ports[2 * kMaxBurst];
   int32_t positions[2 * kMaxBurst];
-  for (uint16_t r = 0; r < nb_runs; ++r) {
-    keys[r] = runs[r].src;
-    keys[nb_runs + r] = runs[r].dst;
-  }
   uint64_t src_hits, dst_hits;
   const uint64_t version = nb_runs == 1 ? datapath_.fdb->version() : 0;
   const bool reuse = nb_runs == 1 && version == last_.version && runs[0].src == last_.src &&
@@ -138,20 +134,26 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
     ports[0] = last_.ports[0];
     ports[1] = last_.ports[1];
     positions[0] = last_.src_position;
-  } else if (2 * nb_runs <= Fdb::kMaxBulk) {
-    uint64_t hits = datapath_.fdb->LookupBulk(keys, 2 * nb_runs, ports, positions);
-    src_hits = hits & ((uint64_t{1} << nb_runs) - 1);  // nb_runs <= 32 here
-    dst_hits = hits >> nb_runs;
   } else {
-    src_hits = datapath_.fdb->LookupBulk(keys, nb_runs, ports, positions);
-    dst_hits = datapath_.fdb->LookupBulk(keys + nb_runs, nb_runs, ports + nb_runs);
-  }
-  if (nb_runs == 1 && !reuse) {
-    // The version was read before the lookup: a change during it shows at the next burst.
-    const bool src_hit = src_hits & 1, dst_hit = dst_hits & 1;
-    last_ = {version, runs[0].src, runs[0].dst, src_hits | (dst_hits << 1),
-             {src_hit ? ports[0] : uint16_t{0}, dst_hit ? ports[1] : uint16_t{0}},
-             src_hit ? positions[0] : -1};
+    for (uint16_t r = 0; r < nb_runs; ++r) {
+      keys[r] = runs[r].src;
+      keys[nb_runs + r] = runs[r].dst;
+    }
+    if (2 * nb_runs <= Fdb::kMaxBulk) {
+      uint64_t hits = datapath_.fdb->LookupBulk(keys, 2 * nb_runs, ports, positions);
+      src_hits = hits & ((uint64_t{1} << nb_runs) - 1);  // nb_runs <= 32 here
+      dst_hits = hits >> nb_runs;
+    } else {
+      src_hits = datapath_.fdb->LookupBulk(keys, nb_runs, ports, positions);
+      dst_hits = datapath_.fdb->LookupBulk(keys + nb_runs, nb_runs, ports + nb_runs);
+    }
+    if (nb_runs == 1) {
+      // The version was read before the lookup: a change during it shows at the next burst.
+      const bool src_hit = src_hits & 1, dst_hit = dst_hits & 1;
+      last_ = {version, runs[0].src, runs[0].dst, src_hits | (dst_hits << 1),
+               {src_hit ? ports[0] : uint16_t{0}, dst_hit ? ports[1] : uint16_t{0}},
+               src_hit ? positions[0] : -1};
+    }
   }
 
   up_mask_ = datapath_.up_mask.load(std::memory_order_relaxed);

@@ -132,7 +132,7 @@ class Daemon:
 class Guest:
     """An hvs_guest process attached to one socket, driven over its stdin/stdout."""
 
-    def __init__(self, kind, path, name):
+    def __init__(self, kind, path, name, rx_csum=False):
         if kind == "vhost-user":
             vdev = f"net_virtio_user0,path={path}"
         elif kind == "memif":
@@ -143,6 +143,8 @@ class Guest:
         args = [HVS_GUEST, "--no-pci", "--no-huge", "-m", "256", "--lcores=0@0",
                 f"--file-prefix=hvs-guest-{name}-{os.getpid()}", "--log-level=*:error",
                 f"--vdev={vdev}"]
+        if rx_csum:  # the guest takes partial checksums (virtio GUEST_CSUM)
+            args += ["--", "--rx-csum"]
         self.proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL)
         _live.append(self.proc)

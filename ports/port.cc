@@ -3,7 +3,9 @@
 #include <rte_bus.h>
 #include <rte_dev.h>
 #include <rte_errno.h>
+#include <rte_eth_vhost.h>
 #include <rte_ethdev.h>
+#include <rte_vhost.h>
 
 #include <regex>
 
@@ -15,6 +17,10 @@
 
 namespace hvswitch {
 namespace {
+
+// VIRTIO_NET_F_GUEST_CSUM (virtio 1.1, 5.1.3); <linux/virtio_net.h> does not compile as
+// C++.
+constexpr int kVirtioNetFGuestCsum = 1;
 
 absl::Status PortError(const PortSpec& spec, absl::string_view what, int err) {
   return absl::InternalError(
@@ -125,6 +131,19 @@ absl::Status Port::Start(const std::string& devargs, rte_mempool* pool) {
   if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) {
     conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
   }
+  if (spec_.type == PortType::kVhostUser) {
+    // With Rx checksum offload on, the vhost PMD leaves a guest's partial checksum in the
+    // frame (flagged RTE_MBUF_F_RX_L4_CKSUM_NONE) instead of completing it on receive, so
+    // that hvswitch decides per destination: pass it on to a guest that completes it,
+    // complete it for anyone else. Tx checksum offload lets it pass them on.
+    constexpr uint64_t kRx = RTE_ETH_RX_OFFLOAD_TCP_CKSUM | RTE_ETH_RX_OFFLOAD_UDP_CKSUM;
+    constexpr uint64_t kTx = RTE_ETH_TX_OFFLOAD_TCP_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM;
+    if ((info.rx_offload_capa & kRx) == kRx && (info.tx_offload_capa & kTx) == kTx) {
+      conf.rxmode.offloads |= kRx;
+      conf.txmode.offloads |= kTx;
+      rx_partial_csum_ = true;
+    }
+  }
   if (queues_.nb_rxq > 1) {
     // Spread flows over the receive queues where the device hashes (NICs); a vhost-user
     // guest picks its queues itself.
@@ -176,6 +195,14 @@ Port::~Port() {
 bool Port::LinkUp() const {
   rte_eth_link link{};
   return rte_eth_link_get_nowait(eth_port_, &link) == 0 && link.link_status == RTE_ETH_LINK_UP;
+}
+
+bool Port::CompletesPartialChecksums() const {
+  if (spec_.type != PortType::kVhostUser || !rx_partial_csum_) return false;
+  int vid = rte_eth_vhost_get_vid_from_port_id(eth_port_);
+  uint64_t features = 0;
+  return vid >= 0 && rte_vhost_get_negotiated_features(vid, &features) == 0 &&
+         (features & (uint64_t{1} << kVirtioNetFGuestCsum)) != 0;
 }
 
 uint64_t Port::RxNoMbuf() const {

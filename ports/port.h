@@ -53,6 +53,12 @@ class Port {
   uint16_t device_mtu() const { return device_mtu_; }
   // The MAC the port presents, "aa:bb:cc:dd:ee:ff".
   bool LinkUp() const;
+  // True when frames from the port may carry partial L4 checksums (vhost-user with the
+  // PMD's Rx checksum offload on).
+  bool rx_partial_csum() const { return rx_partial_csum_; }
+  // True while the peer completes partial checksums itself: a connected vhost-user guest
+  // that negotiated VIRTIO_NET_F_GUEST_CSUM.
+  bool CompletesPartialChecksums() const;
   // Frames the device could not receive for lack of mbufs (ethdev rx_nombuf).
   uint64_t RxNoMbuf() const;
 
@@ -67,6 +73,7 @@ class Port {
   bool started_ = false;
   std::string mac_;
   uint16_t device_mtu_ = 0;
+  bool rx_partial_csum_ = false;
 };
 
 }  // namespace hvswitch

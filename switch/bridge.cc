@@ -60,6 +60,7 @@ absl::Status Bridge::Init() {
     dp.eth_port = (*port)->eth_port();
     dp.nb_txq = (*port)->queues().nb_txq;
     dp.shared_tx = dp.nb_txq < nb_workers;
+    dp.rx_partial_csum = (*port)->rx_partial_csum();
     if ((*port)->device_mtu() < spec.mtu) {
       Log("port '%s': device reports MTU %d at most; it was configured so, and mtu=%d "
           "still decides what hvswitch sends it", spec.name, (*port)->device_mtu(), spec.mtu);
@@ -263,9 +264,20 @@ void Bridge::UpdateLearnLimits() {
 
 void Bridge::FollowLinks() {
   uint64_t old_mask = datapath_.up_mask.load(std::memory_order_relaxed);
-  uint64_t mask = 0;
+  uint64_t mask = 0, csum_capable = 0;
   for (size_t p = 0; p < ports_.size(); ++p) {
-    if (ports_[p]->LinkUp()) mask |= uint64_t{1} << p;
+    if (!ports_[p]->LinkUp()) continue;
+    mask |= uint64_t{1} << p;
+    // Asked every time: a guest may reconnect with other features between two looks.
+    if (ports_[p]->CompletesPartialChecksums()) csum_capable |= uint64_t{1} << p;
+  }
+  const uint64_t old_capable = datapath_.csum_capable_mask.load(std::memory_order_relaxed);
+  datapath_.csum_capable_mask.store(csum_capable, std::memory_order_relaxed);
+  for (uint64_t changed = (csum_capable ^ old_capable) & mask; changed != 0;
+       changed &= changed - 1) {
+    size_t p = static_cast<size_t>(__builtin_ctzll(changed));
+    Log("port '%s': guest %s partial checksums", ports_[p]->spec().name,
+        (csum_capable >> p) & 1 ? "completes" : "does not complete");
   }
   datapath_.up_mask.store(mask, std::memory_order_relaxed);
   for (uint64_t changed = mask ^ old_mask; changed != 0; changed &= changed - 1) {

@@ -27,6 +27,9 @@ struct DatapathPort {
   // Fewer tx queues than workers: workers share queue (worker % nb_txq) under tx_locks.
   bool shared_tx = false;
   uint16_t mtu = 1500;            // largest frame payload (after the Ethernet/VLAN header)
+  // Frames from the port may carry a partial L4 checksum (RTE_MBUF_F_RX_L4_CKSUM_NONE:
+  // a vhost-user guest's NEEDS_CSUM, left so by the PMD).
+  bool rx_partial_csum = false;
 };
 
 struct Datapath {
@@ -38,6 +41,9 @@ struct Datapath {
   mutable std::array<std::array<rte_spinlock_t, kMaxWorkers>, kMaxPorts> tx_locks{};
   // Bit p set while port p's link is up (guest connected); written by the control thread.
   std::atomic<uint64_t> up_mask{0};
+  // Bit p set while port p completes partial L4 checksums itself (a vhost-user guest that
+  // negotiated GUEST_CSUM); written by the control thread at link changes.
+  std::atomic<uint64_t> csum_capable_mask{0};
   // Bit p set while port p has as many learned MACs as its learn limit allows.
   std::atomic<uint64_t> learn_blocked_mask{0};
   // The control thread's clock in seconds, for FDB last-seen times.

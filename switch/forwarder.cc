@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "offload/header_layout.h"
+#include "offload/mbuf_checksum.h"
 #include "switch/mac_key.h"
 #include "switch/verdict.h"
 
@@ -33,6 +35,8 @@ bool Retag(rte_mbuf*& m, bool tagged, uint16_t vlan) {
   if (tagged) {
     rte_vlan_strip(m);
     m->ol_flags &= ~(RTE_MBUF_F_RX_VLAN | RTE_MBUF_F_RX_VLAN_STRIPPED);
+    // rte_vlan_insert grows l2_len for a checksum request; stripping must shrink it.
+    if (m->ol_flags & RTE_MBUF_F_TX_L4_MASK) m->l2_len -= RTE_VLAN_HLEN;
     return true;
   }
   m->vlan_tci = vlan;
@@ -54,7 +58,8 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
   uint64_t run_src = 0, run_dst = 0;
   uint32_t run_bytes = 0, run_max = 0;
   uint16_t run_len = 0;
-  bool run_tagged = false;
+  bool run_tagged = false, run_partial = false;
+  const bool rx_partial = datapath_.ports[in_port].rx_partial_csum;
 
   for (uint16_t i = 0; i < n && i < kPrefetchAhead; ++i) {
     rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void*));
@@ -95,19 +100,22 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
     const uint64_t vlan_bits = uint64_t{vlan} << 48;
     const uint64_t src_key = src | vlan_bits;
     const uint64_t dst_key = (head & kMacMask) | vlan_bits;
+    const bool partial = rx_partial && (m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) ==
+                                           RTE_MBUF_F_RX_L4_CKSUM_NONE;
     frames[nb_frames] = m;
     // The current run's keys and sums live in registers until the run ends.
     if (((src_key ^ run_src) | (dst_key ^ run_dst)) == 0 && tagged == run_tagged &&
-        nb_runs != 0) {
+        partial == run_partial && nb_runs != 0) {
       ++run_len;
       run_bytes += len;
       run_max = std::max(run_max, len);
     } else {
       if (nb_runs != 0) runs[nb_runs - 1].Close(run_len, run_bytes, run_max);
-      runs[nb_runs++] = {src_key, dst_key, 0, 0, nb_frames, 0, vlan, tagged};
+      runs[nb_runs++] = {src_key, dst_key, 0, 0, nb_frames, 0, vlan, tagged, partial};
       run_src = src_key;
       run_dst = dst_key;
       run_tagged = tagged;
+      run_partial = partial;
       run_len = 1;
       run_bytes = run_max = len;
     }
@@ -185,10 +193,30 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
     rte_mbuf** run_frames = frames + run.first;
     switch (verdict.kind) {
       case VerdictKind::kUnicast:
-        UnicastRun(verdict.port, run, run_frames);
+        if (run.partial) {
+          // Rare (guests with checksum offload): settle each frame, keep the good ones.
+          Run kept = run;
+          kept.len = 0;
+          kept.bytes = kept.max_len = 0;
+          for (uint16_t i = 0; i < run.len; ++i) {
+            rte_mbuf* m = run_frames[i];
+            if (!ResolvePartial(uint64_t{1} << verdict.port, m, in)) continue;
+            run_frames[kept.len++] = m;
+            kept.bytes += m->pkt_len;
+            kept.max_len = std::max(kept.max_len, m->pkt_len);
+          }
+          UnicastRun(verdict.port, kept, run_frames);
+        } else {
+          UnicastRun(verdict.port, run, run_frames);
+        }
         break;
       case VerdictKind::kFlood:
-        for (uint16_t i = 0; i < run.len; ++i) Flood(in_port, run.vlan, run.tagged, run_frames[i]);
+        for (uint16_t i = 0; i < run.len; ++i) {
+          const uint64_t targets = datapath_.vlans.members[run.vlan] & up_mask_ &
+                                   ~(uint64_t{1} << in_port);
+          if (run.partial && !ResolvePartial(targets, run_frames[i], in)) continue;
+          Flood(in_port, run.vlan, run.tagged, run_frames[i]);
+        }
         break;
       case VerdictKind::kHairpinDrop:
         hairpin += run.len;
@@ -231,6 +259,25 @@ void Forwarder::UnicastRun(uint16_t port, const Run& run, rte_mbuf** frames) {
       Enqueue(port, m);
     }
   }
+}
+
+bool Forwarder::ResolvePartial(uint64_t targets, rte_mbuf* m, PortCounters& in) {
+  const HeaderLayout layout =
+      ParseHeaders(rte_pktmbuf_mtod(m, const uint8_t*), m->data_len, m->pkt_len);
+  if (layout.error != HeaderError::kNone || layout.l4 == L4Type::kOther) {
+    in.Drop(RxDrop::kBadOffload, 1);
+    rte_pktmbuf_free(m);
+    return false;
+  }
+  const uint64_t capable = datapath_.csum_capable_mask.load(std::memory_order_relaxed);
+  if ((targets & ~capable) == 0) {
+    RequestChecksumOffload(m, layout);
+    ForEachBit(targets, [&](uint16_t p) { counters_.ports[p].csum_hw.Add(1); });
+  } else {
+    CompletePartialChecksum(m, layout);
+    ForEachBit(targets, [&](uint16_t p) { counters_.ports[p].csum_sw.Add(1); });
+  }
+  return true;
 }
 
 // Copies of a flooded frame share one mbuf (reference count raised), except that ports

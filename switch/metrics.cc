@@ -64,7 +64,8 @@ std::vector<MetricFamily> RenderMetrics(const BridgeSnapshot& snap) {
       "Frames dropped after receive, by reason. no_mbuf: the buffer pool ran dry (raise it "
       "or find who holds buffers); malformed: runt or group-source frames from the port; "
       "vlan: tagged frames on an access port, or frames in a VLAN the port does not carry "
-      "(a guest or trunk misconfigured); "
+      "(a guest or trunk misconfigured); bad_offload: a partial checksum on a frame whose "
+      "TCP/UDP headers are missing or inconsistent (a broken or hostile guest); "
       "hairpin: destination learned on the ingress port itself (a loop or a confused peer).",
       MetricType::Counter);
   for (const PortSnapshot& port : snap.ports) {
@@ -97,6 +98,19 @@ std::vector<MetricFamily> RenderMetrics(const BridgeSnapshot& snap) {
                         "bursts is the mean burst size (small bursts to an interrupt-driven "
                         "guest mean many notifications: consider --tx_flush_us).",
                         MetricType::Counter, [](auto& p) { return p.totals.tx_bursts; }));
+  MetricFamily offload = Family(
+      "hvswitch_port_offload_total",
+      "Offload work for frames sent to the port. kind=csum: partial L4 checksums (a "
+      "guest left them to the device); how=hw: passed on for the port to complete, "
+      "how=sw: completed by hvswitch because the port cannot (CPU spent per frame).",
+      MetricType::Counter);
+  for (const PortSnapshot& port : snap.ports) {
+    AddSample(offload, {{"port", port.name}, {"kind", "csum"}, {"how", "hw"}},
+              static_cast<double>(port.totals.csum_hw));
+    AddSample(offload, {{"port", port.name}, {"kind", "csum"}, {"how", "sw"}},
+              static_cast<double>(port.totals.csum_sw));
+  }
+  out.push_back(std::move(offload));
   out.push_back(PerPort(snap, "hvswitch_port_learn_limited_total",
                         "Frames forwarded without learning their source because the port "
                         "has as many MACs as its learn_limit allows (a guest spraying "

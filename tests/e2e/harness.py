@@ -51,15 +51,18 @@ _SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)$')
 _LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
 
 
-def start_bridge(ports, **daemon_args):
+def start_bridge(ports, guest_args=None, **daemon_args):
     """A daemon with the given ports and one guest on each, every link up.
 
     `ports`: (name, kind, options) with kind vhost-user or memif and options appended to
-    the port spec (e.g. ",mtu=9000"). Returns the Daemon and the guests by port name."""
+    the port spec (e.g. ",mtu=9000"); `guest_args`: Guest keyword arguments by port name.
+    Returns the Daemon and the guests by port name."""
     sw = Daemon([f"{name},type={kind},path={{dir}}/{name}.sock{options}"
                  for name, kind, options in ports], **daemon_args)
     sw.wait_ready()
-    guests = {name: Guest(kind, f"{sw.dir}/{name}.sock", name) for name, kind, _ in ports}
+    guest_args = guest_args or {}
+    guests = {name: Guest(kind, f"{sw.dir}/{name}.sock", name, **guest_args.get(name, {}))
+              for name, kind, _ in ports}
     for name, guest in guests.items():
         guest.wait_link()
         sw.wait_port_up(name)
@@ -154,7 +157,7 @@ class Daemon:
 class Guest:
     """An hvs_guest process attached to one socket, driven over its stdin/stdout."""
 
-    def __init__(self, kind, path, name):
+    def __init__(self, kind, path, name, rx_csum=False):
         if kind == "vhost-user":
             vdev = f"net_virtio_user0,path={path}"
         elif kind == "memif":
@@ -165,6 +168,8 @@ class Guest:
         args = [HVS_GUEST, "--no-pci", "--no-huge", "-m", "256", "--lcores=0@0",
                 f"--file-prefix=hvs-guest-{name}-{os.getpid()}", "--log-level=*:error",
                 f"--vdev={vdev}"]
+        if rx_csum:  # the guest takes partial checksums (virtio GUEST_CSUM)
+            args += ["--", "--rx-csum"]
         self.proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL)
         _live.append(self.proc)

@@ -31,6 +31,8 @@ TEST(MetricsTest, NamesLabelsAndValuesFollowTheMetricList) {
   vm1.totals.rx_drops[static_cast<size_t>(RxDrop::kVlan)] = 11;
   vm1.totals.tx_drops[static_cast<size_t>(TxDrop::kMtu)] = 12;
   vm1.totals.learn_limited = 13;
+  vm1.totals.csum_hw = 17;
+  vm1.totals.csum_sw = 18;
   vm1.fdb_learned = 14;
   vm1.rx_no_mbuf = 5;
   PortSnapshot mem1;
@@ -82,6 +84,10 @@ TEST(MetricsTest, NamesLabelsAndValuesFollowTheMetricList) {
   EXPECT_THAT(text, HasSubstr("hvswitch_port_learn_limited_total{port=\"vm1\"} 13\n"));
   EXPECT_THAT(text, HasSubstr("hvswitch_port_fdb_entries{port=\"vm1\"} 14\n"));
   EXPECT_THAT(text, HasSubstr("hvswitch_fdb_static_entries 15\n"));
+  EXPECT_THAT(text, HasSubstr(
+      "hvswitch_port_offload_total{port=\"vm1\",kind=\"csum\",how=\"hw\"} 17\n"));
+  EXPECT_THAT(text, HasSubstr(
+      "hvswitch_port_offload_total{port=\"vm1\",kind=\"csum\",how=\"sw\"} 18\n"));
   EXPECT_THAT(text, HasSubstr("hvswitch_fdb_static_move_refused_total 16\n"));
   EXPECT_THAT(text, HasSubstr("hvswitch_core_busy_cycles_total{core=\"1\"} 900\n"));
   EXPECT_THAT(text, HasSubstr("hvswitch_core_idle_cycles_total{core=\"1\"} 100\n"));

@@ -14,36 +14,39 @@ void Store16(uint8_t* p, uint16_t v) { std::memcpy(p, &v, 2); }
 
 }  // namespace
 
+uint16_t PseudoHeaderSum(const uint8_t* data, const HeaderLayout& layout, uint32_t l4_len) {
+  // (IPv4 needs no l4_len: its header has the length.)
+  const uint8_t* l3 = data + layout.l3_offset();
+  const uint32_t proto = layout.l4 == L4Type::kTcp ? IPPROTO_TCP : IPPROTO_UDP;
+  if (layout.l3 == L3Type::kIpv4) {
+    // DPDK's takes the length from total_length (checked by ParseHeaders against l4_end)
+    // and the protocol from the header, which for IPv4 is the L4 protocol.
+    return rte_ipv4_phdr_cksum(reinterpret_cast<const rte_ipv4_hdr*>(l3), 0);
+  }
+  // DPDK's rte_ipv6_phdr_cksum takes the length from payload_len and the protocol from
+  // the first next-header, both wrong when extension headers sit between.
+  const auto* ip = reinterpret_cast<const rte_ipv6_hdr*>(l3);
+  struct {
+    uint8_t addrs[32];
+    uint32_t len;
+    uint32_t proto;
+  } pseudo;
+  std::memcpy(pseudo.addrs, ip->src_addr, 16);
+  std::memcpy(pseudo.addrs + 16, ip->dst_addr, 16);
+  pseudo.len = rte_cpu_to_be_32(l4_len);
+  pseudo.proto = rte_cpu_to_be_32(proto);
+  return __rte_raw_cksum_reduce(__rte_raw_cksum(&pseudo, sizeof(pseudo), 0));
+}
+
 bool FillL4Checksum(uint8_t* data, const HeaderLayout& layout) {
   if (layout.error != HeaderError::kNone || layout.l4 == L4Type::kOther) return false;
-  uint8_t* l3 = data + layout.l3_offset();
   uint8_t* l4 = data + layout.l4_offset();
   uint8_t* field = l4 + (layout.l4 == L4Type::kTcp ? kTcpChecksumAt : kUdpChecksumAt);
   Store16(field, 0);
-  uint16_t cksum;
-  if (layout.l3 == L3Type::kIpv4) {
-    // rte_ipv4_udptcp_cksum takes the L4 length from the IPv4 total length, which
-    // ParseHeaders checked against the frame; it maps a UDP 0 to 0xffff.
-    cksum = rte_ipv4_udptcp_cksum(reinterpret_cast<const rte_ipv4_hdr*>(l3), l4);
-  } else {
-    // DPDK's IPv6 helper takes the upper-layer length from payload_len, which is wrong
-    // when extension headers sit between: build the pseudo-header from the layout.
-    const auto* ip = reinterpret_cast<const rte_ipv6_hdr*>(l3);
-    const uint32_t l4_len = layout.l4_end - layout.l4_offset();
-    struct {
-      uint8_t addrs[32];
-      uint32_t len;
-      uint32_t proto;
-    } pseudo;
-    std::memcpy(pseudo.addrs, ip->src_addr, 16);
-    std::memcpy(pseudo.addrs + 16, ip->dst_addr, 16);
-    pseudo.len = rte_cpu_to_be_32(l4_len);
-    pseudo.proto = rte_cpu_to_be_32(layout.l4 == L4Type::kTcp ? IPPROTO_TCP : IPPROTO_UDP);
-    uint32_t sum = __rte_raw_cksum(&pseudo, sizeof(pseudo), 0);
-    sum = __rte_raw_cksum(l4, l4_len, sum);
-    cksum = static_cast<uint16_t>(~__rte_raw_cksum_reduce(sum));
-    if (cksum == 0 && layout.l4 == L4Type::kUdp) cksum = 0xffff;
-  }
+  const uint32_t l4_len = layout.l4_end - layout.l4_offset();
+  uint32_t sum = __rte_raw_cksum(l4, l4_len, PseudoHeaderSum(data, layout, l4_len));
+  uint16_t cksum = static_cast<uint16_t>(~__rte_raw_cksum_reduce(sum));
+  if (cksum == 0 && layout.l4 == L4Type::kUdp) cksum = 0xffff;
   Store16(field, cksum);
   return true;
 }

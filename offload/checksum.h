@@ -10,6 +10,12 @@
 
 namespace hvswitch {
 
+// The folded (not complemented) pseudo-header sum of the TCP/UDP packet `layout`
+// describes, for an upper-layer length of `l4_len` (RFC 768/793, RFC 8200: with IPv6
+// extension headers the length is that of the upper layer, not payload_len). This is what
+// a partial checksum's field holds. The layout must have an L3 header.
+uint16_t PseudoHeaderSum(const uint8_t* data, const HeaderLayout& layout, uint32_t l4_len);
+
 // Computes the TCP or UDP checksum (pseudo-header included; IPv6 extension headers are
 // skipped, as the pseudo-header wants the upper-layer length) and stores it. False, and
 // nothing written, when the layout has no TCP/UDP header.

@@ -18,9 +18,10 @@
 namespace hvswitch {
 namespace {
 
-// VIRTIO_NET_F_GUEST_CSUM (virtio 1.1, 5.1.3); <linux/virtio_net.h> does not compile as
+// Virtio-net feature bits (virtio 1.1, 5.1.3); <linux/virtio_net.h> does not compile as
 // C++.
-constexpr int kVirtioNetFGuestCsum = 1;
+constexpr int kVirtioNetFGuestCsum = 1, kVirtioNetFGuestTso4 = 7, kVirtioNetFGuestTso6 = 8;
+constexpr uint64_t kTxCsum = RTE_ETH_TX_OFFLOAD_TCP_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM;
 
 absl::Status PortError(const PortSpec& spec, absl::string_view what, int err) {
   return absl::InternalError(
@@ -32,12 +33,12 @@ absl::Status PortError(const PortSpec& spec, absl::string_view what, int err) {
 std::string PortDevargs(const PortSpec& spec, int index) {
   switch (spec.type) {
     case PortType::kVhostUser:
-      // Compliant offload flags: a guest's partial checksum arrives as Rx metadata and,
-      // with Rx checksum offload left disabled, the PMD completes it on receive, so every
-      // egress port gets a valid frame. TSO is not offered to the guest.
+      // Compliant offload flags: a guest's partial checksum and its GSO super-frames
+      // arrive as Rx metadata (RX_L4_CKSUM_NONE, RX_LRO + tso_segsz) for hvswitch to
+      // resolve per destination. tso=1 offers the guest HOST_TSO4/6.
       return absl::StrCat("net_vhost", index, ",iface=", spec.path,
                           ",queues=", spec.queues,
-                          ",client=", spec.client ? 1 : 0, ",legacy-ol-flags=0");
+                          ",client=", spec.client ? 1 : 0, ",legacy-ol-flags=0,tso=1");
     case PortType::kMemif:
       // A filesystem socket (not the abstract namespace) as VPP and libmemif expect.
       return absl::StrCat("net_memif", index, ",role=server,socket=", spec.path,
@@ -135,14 +136,23 @@ absl::Status Port::Start(const std::string& devargs, rte_mempool* pool) {
     // With Rx checksum offload on, the vhost PMD leaves a guest's partial checksum in the
     // frame (flagged RTE_MBUF_F_RX_L4_CKSUM_NONE) instead of completing it on receive, so
     // that hvswitch decides per destination: pass it on to a guest that completes it,
-    // complete it for anyone else. Tx checksum offload lets it pass them on.
+    // complete it for anyone else. Tx checksum offload lets it pass them on (the vhost
+    // library writes the virtio header for checksum and TSO requests alike; it does not
+    // list TSO as a capability).
     constexpr uint64_t kRx = RTE_ETH_RX_OFFLOAD_TCP_CKSUM | RTE_ETH_RX_OFFLOAD_UDP_CKSUM;
-    constexpr uint64_t kTx = RTE_ETH_TX_OFFLOAD_TCP_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM;
-    if ((info.rx_offload_capa & kRx) == kRx && (info.tx_offload_capa & kTx) == kTx) {
+    if ((info.rx_offload_capa & kRx) == kRx && (info.tx_offload_capa & kTxCsum) == kTxCsum) {
       conf.rxmode.offloads |= kRx;
-      conf.txmode.offloads |= kTx;
-      rx_partial_csum_ = true;
+      conf.txmode.offloads |= kTxCsum;
+      rx_offload_ = true;
     }
+  } else if (spec_.type == PortType::kDpdk) {
+    // A NIC finishes what its Tx offloads cover; rte_eth_tx_prepare fixes the
+    // pseudo-header sums the way it wants them.
+    nic_offloads_.csum = (info.tx_offload_capa & kTxCsum) == kTxCsum;
+    nic_offloads_.tso4 = nic_offloads_.tso6 =
+        nic_offloads_.csum && (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_TCP_TSO);
+    if (nic_offloads_.csum) conf.txmode.offloads |= kTxCsum;
+    if (nic_offloads_.tso4) conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_TCP_TSO;
   }
   if (queues_.nb_rxq > 1) {
     // Spread flows over the receive queues where the device hashes (NICs); a vhost-user
@@ -197,12 +207,19 @@ bool Port::LinkUp() const {
   return rte_eth_link_get_nowait(eth_port_, &link) == 0 && link.link_status == RTE_ETH_LINK_UP;
 }
 
-bool Port::CompletesPartialChecksums() const {
-  if (spec_.type != PortType::kVhostUser || !rx_partial_csum_) return false;
+PeerOffloads Port::Offloads() const {
+  if (spec_.type == PortType::kDpdk) return nic_offloads_;
+  PeerOffloads offloads;
+  if (spec_.type != PortType::kVhostUser || !rx_offload_) return offloads;
   int vid = rte_eth_vhost_get_vid_from_port_id(eth_port_);
   uint64_t features = 0;
-  return vid >= 0 && rte_vhost_get_negotiated_features(vid, &features) == 0 &&
-         (features & (uint64_t{1} << kVirtioNetFGuestCsum)) != 0;
+  if (vid < 0 || rte_vhost_get_negotiated_features(vid, &features) != 0) return offloads;
+  auto has = [features](int bit) { return (features & (uint64_t{1} << bit)) != 0; };
+  // A guest takes super-frames only with GUEST_CSUM too (virtio 1.1, 5.1.3.1).
+  offloads.csum = has(kVirtioNetFGuestCsum);
+  offloads.tso4 = offloads.csum && has(kVirtioNetFGuestTso4);
+  offloads.tso6 = offloads.csum && has(kVirtioNetFGuestTso6);
+  return offloads;
 }
 
 uint64_t Port::RxNoMbuf() const {

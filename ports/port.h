@@ -35,6 +35,12 @@ bool IsPciDevargs(const std::string& devargs);
 PortQueues QueuesFor(const PortSpec& spec, uint16_t nb_workers, uint16_t rx_descriptors,
                      uint16_t tx_descriptors);
 
+struct PeerOffloads {
+  bool csum = false;  // completes partial TCP/UDP checksums
+  bool tso4 = false;  // segments TCP/IPv4 super-frames
+  bool tso6 = false;  // segments TCP/IPv6 super-frames
+};
+
 class Port {
  public:
   static absl::StatusOr<std::unique_ptr<Port>> Open(const PortSpec& spec, int index,
@@ -53,12 +59,13 @@ class Port {
   uint16_t device_mtu() const { return device_mtu_; }
   // The MAC the port presents, "aa:bb:cc:dd:ee:ff".
   bool LinkUp() const;
-  // True when frames from the port may carry partial L4 checksums (vhost-user with the
-  // PMD's Rx checksum offload on).
-  bool rx_partial_csum() const { return rx_partial_csum_; }
-  // True while the peer completes partial checksums itself: a connected vhost-user guest
-  // that negotiated VIRTIO_NET_F_GUEST_CSUM.
-  bool CompletesPartialChecksums() const;
+  // True when frames from the port may carry offload requests: partial L4 checksums and
+  // TCP super-frames (vhost-user with the PMD's Rx checksum offload on).
+  bool rx_offload() const { return rx_offload_; }
+  // What the peer finishes itself in frames sent to it: for vhost-user what the connected
+  // guest negotiated (GUEST_CSUM, GUEST_TSO4/6), for a NIC its Tx offloads, for memif
+  // nothing. Asked again as guests come and go.
+  PeerOffloads Offloads() const;
   // Frames the device could not receive for lack of mbufs (ethdev rx_nombuf).
   uint64_t RxNoMbuf() const;
 
@@ -73,7 +80,8 @@ class Port {
   bool started_ = false;
   std::string mac_;
   uint16_t device_mtu_ = 0;
-  bool rx_partial_csum_ = false;
+  bool rx_offload_ = false;
+  PeerOffloads nic_offloads_;
 };
 
 }  // namespace hvswitch

@@ -60,7 +60,9 @@ absl::Status Bridge::Init() {
     dp.eth_port = (*port)->eth_port();
     dp.nb_txq = (*port)->queues().nb_txq;
     dp.shared_tx = dp.nb_txq < nb_workers;
-    dp.rx_partial_csum = (*port)->rx_partial_csum();
+    dp.rx_offload = (*port)->rx_offload();
+    const PeerOffloads nic = (*port)->Offloads();
+    dp.tx_prepare = spec.type == PortType::kDpdk && (nic.csum || nic.tso4);
     if ((*port)->device_mtu() < spec.mtu) {
       Log("port '%s': device reports MTU %d at most; it was configured so, and mtu=%d "
           "still decides what hvswitch sends it", spec.name, (*port)->device_mtu(), spec.mtu);
@@ -264,20 +266,29 @@ void Bridge::UpdateLearnLimits() {
 
 void Bridge::FollowLinks() {
   uint64_t old_mask = datapath_.up_mask.load(std::memory_order_relaxed);
-  uint64_t mask = 0, csum_capable = 0;
+  uint64_t mask = 0, csum = 0, tso4 = 0, tso6 = 0;
   for (size_t p = 0; p < ports_.size(); ++p) {
     if (!ports_[p]->LinkUp()) continue;
-    mask |= uint64_t{1} << p;
+    const uint64_t bit = uint64_t{1} << p;
+    mask |= bit;
     // Asked every time: a guest may reconnect with other features between two looks.
-    if (ports_[p]->CompletesPartialChecksums()) csum_capable |= uint64_t{1} << p;
+    const PeerOffloads offloads = ports_[p]->Offloads();
+    if (offloads.csum) csum |= bit;
+    if (offloads.tso4) tso4 |= bit;
+    if (offloads.tso6) tso6 |= bit;
   }
-  const uint64_t old_capable = datapath_.csum_capable_mask.load(std::memory_order_relaxed);
-  datapath_.csum_capable_mask.store(csum_capable, std::memory_order_relaxed);
-  for (uint64_t changed = (csum_capable ^ old_capable) & mask; changed != 0;
-       changed &= changed - 1) {
+  const uint64_t changed_offloads =
+      ((csum ^ datapath_.csum_capable_mask.load(std::memory_order_relaxed)) |
+       (tso4 ^ datapath_.tso4_capable_mask.load(std::memory_order_relaxed)) |
+       (tso6 ^ datapath_.tso6_capable_mask.load(std::memory_order_relaxed))) & mask;
+  datapath_.csum_capable_mask.store(csum, std::memory_order_relaxed);
+  datapath_.tso4_capable_mask.store(tso4, std::memory_order_relaxed);
+  datapath_.tso6_capable_mask.store(tso6, std::memory_order_relaxed);
+  for (uint64_t changed = changed_offloads; changed != 0; changed &= changed - 1) {
     size_t p = static_cast<size_t>(__builtin_ctzll(changed));
-    Log("port '%s': guest %s partial checksums", ports_[p]->spec().name,
-        (csum_capable >> p) & 1 ? "completes" : "does not complete");
+    auto yes = [p](uint64_t m) { return (m >> p) & 1 ? "yes" : "no"; };
+    Log("port '%s': peer offloads: csum=%s tso4=%s tso6=%s", ports_[p]->spec().name,
+        yes(csum), yes(tso4), yes(tso6));
   }
   datapath_.up_mask.store(mask, std::memory_order_relaxed);
   for (uint64_t changed = mask ^ old_mask; changed != 0; changed &= changed - 1) {

@@ -27,12 +27,12 @@ class Counter {
 // Why a received frame went nowhere.
 enum class RxDrop : uint8_t { kMalformed, kVlan, kHairpin, kBadOffload, kCount };
 // Why a frame meant for a port was not sent.
-enum class TxDrop : uint8_t { kQueueFull, kLinkDown, kMtu, kNoMbuf, kCount };
+enum class TxDrop : uint8_t { kQueueFull, kLinkDown, kMtu, kNoMbuf, kOffload, kCount };
 
 inline constexpr std::array<absl::string_view, static_cast<size_t>(RxDrop::kCount)>
     kRxDropNames = {"malformed", "vlan", "hairpin", "bad_offload"};
 inline constexpr std::array<absl::string_view, static_cast<size_t>(TxDrop::kCount)>
-    kTxDropNames = {"queue_full", "link_down", "mtu", "no_mbuf"};
+    kTxDropNames = {"queue_full", "link_down", "mtu", "no_mbuf", "offload_refused"};
 
 struct alignas(64) PortCounters {
   Counter rx_packets, rx_bytes, tx_packets, tx_bytes;
@@ -41,8 +41,9 @@ struct alignas(64) PortCounters {
   // Transmit calls that sent something: packets / bursts is the mean tx burst size, and
   // for an interrupt-driven guest each burst may cost one notification.
   Counter tx_bursts;
-  // Partial L4 checksums of frames sent to the port: left to it (hw) or completed here.
-  Counter csum_hw, csum_sw;
+  // Partial L4 checksums of frames sent to the port: left to it (hw) or completed here;
+  // TCP super-frames sent to it: passed whole (hw) or segmented here.
+  Counter csum_hw, csum_sw, tso_hw, tso_sw;
   std::array<Counter, static_cast<size_t>(RxDrop::kCount)> rx_drops;
   std::array<Counter, static_cast<size_t>(TxDrop::kCount)> tx_drops;
 
@@ -60,7 +61,7 @@ struct WorkerCounters {
 // A plain sum over workers, taken by a reader.
 struct PortTotals {
   uint64_t rx_packets = 0, rx_bytes = 0, tx_packets = 0, tx_bytes = 0, learn_limited = 0,
-           tx_bursts = 0, csum_hw = 0, csum_sw = 0;
+           tx_bursts = 0, csum_hw = 0, csum_sw = 0, tso_hw = 0, tso_sw = 0;
   std::array<uint64_t, static_cast<size_t>(RxDrop::kCount)> rx_drops{};
   std::array<uint64_t, static_cast<size_t>(TxDrop::kCount)> tx_drops{};
 
@@ -73,6 +74,8 @@ struct PortTotals {
     tx_bursts += c.tx_bursts.Read();
     csum_hw += c.csum_hw.Read();
     csum_sw += c.csum_sw.Read();
+    tso_hw += c.tso_hw.Read();
+    tso_sw += c.tso_sw.Read();
     for (size_t i = 0; i < rx_drops.size(); ++i) rx_drops[i] += c.rx_drops[i].Read();
     for (size_t i = 0; i < tx_drops.size(); ++i) tx_drops[i] += c.tx_drops[i].Read();
   }

@@ -27,9 +27,12 @@ struct DatapathPort {
   // Fewer tx queues than workers: workers share queue (worker % nb_txq) under tx_locks.
   bool shared_tx = false;
   uint16_t mtu = 1500;            // largest frame payload (after the Ethernet/VLAN header)
-  // Frames from the port may carry a partial L4 checksum (RTE_MBUF_F_RX_L4_CKSUM_NONE:
-  // a vhost-user guest's NEEDS_CSUM, left so by the PMD).
-  bool rx_partial_csum = false;
+  // Frames from the port may carry offload requests: a partial L4 checksum
+  // (RTE_MBUF_F_RX_L4_CKSUM_NONE: a vhost-user guest's NEEDS_CSUM, left so by the PMD) or
+  // a TCP super-frame (RTE_MBUF_F_RX_LRO: the guest's GSO).
+  bool rx_offload = false;
+  // A NIC with Tx offloads on: frames go through rte_eth_tx_prepare first.
+  bool tx_prepare = false;
 };
 
 struct Datapath {
@@ -42,8 +45,11 @@ struct Datapath {
   // Bit p set while port p's link is up (guest connected); written by the control thread.
   std::atomic<uint64_t> up_mask{0};
   // Bit p set while port p completes partial L4 checksums itself (a vhost-user guest that
-  // negotiated GUEST_CSUM); written by the control thread at link changes.
+  // negotiated GUEST_CSUM, a NIC with the Tx offload) / segments TCP/IPv4 and TCP/IPv6
+  // super-frames (GUEST_TSO4/6, NIC TSO); written by the control thread as peers change.
   std::atomic<uint64_t> csum_capable_mask{0};
+  std::atomic<uint64_t> tso4_capable_mask{0};
+  std::atomic<uint64_t> tso6_capable_mask{0};
   // Bit p set while port p has as many learned MACs as its learn limit allows.
   std::atomic<uint64_t> learn_blocked_mask{0};
   // The control thread's clock in seconds, for FDB last-seen times.

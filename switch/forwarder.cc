@@ -9,8 +9,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "offload/header_layout.h"
-#include "offload/mbuf_checksum.h"
+#include "offload/egress_offload.h"
 #include "switch/mac_key.h"
 #include "switch/verdict.h"
 
@@ -43,6 +42,12 @@ bool Retag(rte_mbuf*& m, bool tagged, uint16_t vlan) {
   return rte_vlan_insert(&m) == 0;
 }
 
+// A super-frame left to the destination to segment is not bound by the MTU: its
+// segments are (tso_segsz was set for the smallest destination MTU).
+bool OverMtu(const rte_mbuf* m, uint32_t payload, uint16_t mtu) {
+  return payload > mtu && !(m->ol_flags & RTE_MBUF_F_TX_TCP_SEG);
+}
+
 }  // namespace
 
 void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
@@ -58,8 +63,8 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
   uint64_t run_src = 0, run_dst = 0;
   uint32_t run_bytes = 0, run_max = 0;
   uint16_t run_len = 0;
-  bool run_tagged = false, run_partial = false;
-  const bool rx_partial = datapath_.ports[in_port].rx_partial_csum;
+  bool run_tagged = false, run_offload = false;
+  const bool rx_offload = datapath_.ports[in_port].rx_offload;
 
   for (uint16_t i = 0; i < n && i < kPrefetchAhead; ++i) {
     rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void*));
@@ -100,22 +105,23 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
     const uint64_t vlan_bits = uint64_t{vlan} << 48;
     const uint64_t src_key = src | vlan_bits;
     const uint64_t dst_key = (head & kMacMask) | vlan_bits;
-    const bool partial = rx_partial && (m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) ==
-                                           RTE_MBUF_F_RX_L4_CKSUM_NONE;
+    const bool offload = rx_offload && ((m->ol_flags & RTE_MBUF_F_RX_LRO) ||
+                                        (m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) ==
+                                            RTE_MBUF_F_RX_L4_CKSUM_NONE);
     frames[nb_frames] = m;
     // The current run's keys and sums live in registers until the run ends.
     if (((src_key ^ run_src) | (dst_key ^ run_dst)) == 0 && tagged == run_tagged &&
-        partial == run_partial && nb_runs != 0) {
+        offload == run_offload && nb_runs != 0) {
       ++run_len;
       run_bytes += len;
       run_max = std::max(run_max, len);
     } else {
       if (nb_runs != 0) runs[nb_runs - 1].Close(run_len, run_bytes, run_max);
-      runs[nb_runs++] = {src_key, dst_key, 0, 0, nb_frames, 0, vlan, tagged, partial};
+      runs[nb_runs++] = {src_key, dst_key, 0, 0, nb_frames, 0, vlan, tagged, offload};
       run_src = src_key;
       run_dst = dst_key;
       run_tagged = tagged;
-      run_partial = partial;
+      run_offload = offload;
       run_len = 1;
       run_bytes = run_max = len;
     }
@@ -193,29 +199,33 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
     rte_mbuf** run_frames = frames + run.first;
     switch (verdict.kind) {
       case VerdictKind::kUnicast:
-        if (run.partial) {
-          // Rare (guests with checksum offload): settle each frame, keep the good ones.
-          Run kept = run;
-          kept.len = 0;
-          kept.bytes = kept.max_len = 0;
+        if (run.offload) {
+          // Rare (guests with offloads): settle each frame, then send what it became.
+          const uint64_t target = uint64_t{1} << verdict.port;
+          const uint32_t header = RTE_ETHER_HDR_LEN + (run.tagged ? RTE_VLAN_HLEN : 0);
+          const bool retag = run.tagged == datapath_.vlans.SendsUntagged(run.vlan, verdict.port);
           for (uint16_t i = 0; i < run.len; ++i) {
-            rte_mbuf* m = run_frames[i];
-            if (!ResolvePartial(uint64_t{1} << verdict.port, m, in)) continue;
-            run_frames[kept.len++] = m;
-            kept.bytes += m->pkt_len;
-            kept.max_len = std::max(kept.max_len, m->pkt_len);
+            rte_mbuf* out[kMaxSegments];
+            const uint16_t nb = ResolveOffload(target, run_frames[i], in, out);
+            for (uint16_t k = 0; k < nb; ++k) {
+              UnicastFrame(verdict.port, out[k], header, retag, run.tagged, run.vlan);
+            }
           }
-          UnicastRun(verdict.port, kept, run_frames);
         } else {
           UnicastRun(verdict.port, run, run_frames);
         }
         break;
       case VerdictKind::kFlood:
         for (uint16_t i = 0; i < run.len; ++i) {
+          if (!run.offload) {
+            Flood(in_port, run.vlan, run.tagged, run_frames[i]);
+            continue;
+          }
           const uint64_t targets = datapath_.vlans.members[run.vlan] & up_mask_ &
                                    ~(uint64_t{1} << in_port);
-          if (run.partial && !ResolvePartial(targets, run_frames[i], in)) continue;
-          Flood(in_port, run.vlan, run.tagged, run_frames[i]);
+          rte_mbuf* out[kMaxSegments];
+          const uint16_t nb = ResolveOffload(targets, run_frames[i], in, out);
+          for (uint16_t k = 0; k < nb; ++k) Flood(in_port, run.vlan, run.tagged, out[k]);
         }
         break;
       case VerdictKind::kHairpinDrop:
@@ -248,36 +258,72 @@ void Forwarder::UnicastRun(uint16_t port, const Run& run, rte_mbuf** frames) {
     return;
   }
   for (uint16_t i = 0; i < run.len; ++i) {
-    rte_mbuf* m = frames[i];
-    if (m->pkt_len - header > datapath_.ports[port].mtu) {
-      counters_.ports[port].Drop(TxDrop::kMtu, 1);
-      rte_pktmbuf_free(m);
-    } else if (retag && !Retag(m, run.tagged, run.vlan)) {
-      counters_.ports[port].Drop(TxDrop::kNoMbuf, 1);
-      rte_pktmbuf_free(m);
-    } else {
-      Enqueue(port, m);
-    }
+    UnicastFrame(port, frames[i], header, retag, run.tagged, run.vlan);
   }
 }
 
-bool Forwarder::ResolvePartial(uint64_t targets, rte_mbuf* m, PortCounters& in) {
-  const HeaderLayout layout =
-      ParseHeaders(rte_pktmbuf_mtod(m, const uint8_t*), m->data_len, m->pkt_len);
-  if (layout.error != HeaderError::kNone || layout.l4 == L4Type::kOther) {
-    in.Drop(RxDrop::kBadOffload, 1);
+void Forwarder::UnicastFrame(uint16_t port, rte_mbuf* m, uint32_t header, bool retag,
+                             bool tagged, uint16_t vlan) {
+  if (OverMtu(m, m->pkt_len - header, datapath_.ports[port].mtu)) {
+    counters_.ports[port].Drop(TxDrop::kMtu, 1);
     rte_pktmbuf_free(m);
-    return false;
-  }
-  const uint64_t capable = datapath_.csum_capable_mask.load(std::memory_order_relaxed);
-  if ((targets & ~capable) == 0) {
-    RequestChecksumOffload(m, layout);
-    ForEachBit(targets, [&](uint16_t p) { counters_.ports[p].csum_hw.Add(1); });
+  } else if (retag && !Retag(m, tagged, vlan)) {
+    counters_.ports[port].Drop(TxDrop::kNoMbuf, 1);
+    rte_pktmbuf_free(m);
   } else {
-    CompletePartialChecksum(m, layout);
-    ForEachBit(targets, [&](uint16_t p) { counters_.ports[p].csum_sw.Add(1); });
+    Enqueue(port, m);
   }
-  return true;
+}
+
+uint16_t Forwarder::ResolveOffload(uint64_t targets, rte_mbuf* m, PortCounters& in,
+                                   rte_mbuf** out) {
+  EgressCaps caps;
+  const uint64_t csum = datapath_.csum_capable_mask.load(std::memory_order_relaxed);
+  const uint64_t tso4 = datapath_.tso4_capable_mask.load(std::memory_order_relaxed);
+  const uint64_t tso6 = datapath_.tso6_capable_mask.load(std::memory_order_relaxed);
+  caps.csum = (targets & ~csum) == 0;
+  caps.tso4 = (targets & ~tso4) == 0;
+  caps.tso6 = (targets & ~tso6) == 0;
+  caps.mtu = UINT16_MAX;
+  ForEachBit(targets, [&](uint16_t p) { caps.mtu = std::min(caps.mtu, datapath_.ports[p].mtu); });
+  const EgressOutcome outcome = ResolveEgressOffload(m, caps, out);
+  switch (outcome.result) {
+    case EgressOutcome::Result::kSent:
+      break;
+    case EgressOutcome::Result::kBadFrame:
+      in.Drop(RxDrop::kBadOffload, 1);
+      rte_pktmbuf_free(m);
+      return 0;
+    case EgressOutcome::Result::kNoMbuf:
+    case EgressOutcome::Result::kTooSmall: {
+      const TxDrop why =
+          outcome.result == EgressOutcome::Result::kNoMbuf ? TxDrop::kNoMbuf : TxDrop::kMtu;
+      ForEachBit(targets, [&](uint16_t p) { counters_.ports[p].Drop(why, 1); });
+      rte_pktmbuf_free(m);
+      return 0;
+    }
+  }
+  Counter PortCounters::*how = nullptr;
+  switch (outcome.action) {
+    case OffloadAction::kPassPartial:
+      how = &PortCounters::csum_hw;
+      break;
+    case OffloadAction::kCompleteChecksum:
+      how = &PortCounters::csum_sw;
+      break;
+    case OffloadAction::kPassSuperFrame:
+      how = &PortCounters::tso_hw;
+      break;
+    case OffloadAction::kSegment:
+      how = &PortCounters::tso_sw;
+      break;
+    default:
+      break;
+  }
+  if (how != nullptr) {
+    ForEachBit(targets, [&](uint16_t p) { (counters_.ports[p].*how).Add(1); });
+  }
+  return outcome.nb;
 }
 
 // Copies of a flooded frame share one mbuf (reference count raised), except that ports
@@ -287,7 +333,7 @@ void Forwarder::Flood(uint16_t in_port, uint16_t vlan, bool tagged, rte_mbuf* m)
   uint64_t targets = datapath_.vlans.members[vlan] & up_mask_ & ~(uint64_t{1} << in_port);
   if (payload > datapath_.min_mtu) {
     ForEachBit(targets, [&](uint16_t p) {
-      if (payload <= datapath_.ports[p].mtu) return;
+      if (!OverMtu(m, payload, datapath_.ports[p].mtu)) return;
       counters_.ports[p].Drop(TxDrop::kMtu, 1);
       targets &= ~(uint64_t{1} << p);
     });
@@ -375,6 +421,19 @@ void Forwarder::FlushPort(uint16_t port) {
                                                      : options_.worker % dp.nb_txq;
   rte_spinlock_t* lock =
       dp.shared_tx ? &datapath_.tx_locks[port][queue] : nullptr;
+  if (dp.tx_prepare) {
+    // The device refuses what it cannot offload (its limits on segments, sizes).
+    uint16_t ok = rte_eth_tx_prepare(dp.eth_port, queue, buffer.pkts, n);
+    while (ok < n) {
+      bytes -= buffer.pkts[ok]->pkt_len;
+      rte_pktmbuf_free(buffer.pkts[ok]);
+      out.Drop(TxDrop::kOffload, 1);
+      std::memmove(buffer.pkts + ok, buffer.pkts + ok + 1, (n - ok - 1) * sizeof(rte_mbuf*));
+      --n;
+      ok = static_cast<uint16_t>(ok + rte_eth_tx_prepare(dp.eth_port, queue, buffer.pkts + ok,
+                                                         n - ok));
+    }
+  }
   if (lock != nullptr) rte_spinlock_lock(lock);
   uint16_t sent = rte_eth_tx_burst(dp.eth_port, queue, buffer.pkts, n);
   for (int retry = 0; sent < n && retry < kTxRetries; ++retry) {

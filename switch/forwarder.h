@@ -51,7 +51,7 @@ class Forwarder {
     uint16_t first, len;  // frames[first .. first + len)
     uint16_t vlan;
     bool tagged;
-    bool partial;  // partial L4 checksums, to be resolved per destination
+    bool offload;  // offload requests (partial checksums, super-frames) to resolve
     void Close(uint16_t n, uint32_t total, uint32_t largest) {
       len = n;
       bytes = total;
@@ -63,10 +63,13 @@ class Forwarder {
   void EnqueueRun(uint16_t port, rte_mbuf** frames, uint16_t n, uint64_t bytes);
   void UnicastRun(uint16_t port, const Run& run, rte_mbuf** frames);
   void Flood(uint16_t in_port, uint16_t vlan, bool tagged, rte_mbuf* m);
-  // Settles a frame's partial checksum for all of `targets` at once (copies of a flood
-  // never diverge): left to them if every one completes checksums, else completed here.
-  // False when the frame's headers make that impossible: it is then freed and counted.
-  bool ResolvePartial(uint64_t targets, rte_mbuf* m, PortCounters& in);
+  // One frame of a run to `port`: MTU check, tag change, queued.
+  void UnicastFrame(uint16_t port, rte_mbuf* m, uint32_t header, bool retag, bool tagged,
+                    uint16_t vlan);
+  // Settles a frame's offload requests for all of `targets` at once (copies of a flood
+  // never diverge) and counts how; returns the frames to send in `out` (kMaxSegments):
+  // the frame or its segments. 0 when it cannot be sent: freed and counted.
+  uint16_t ResolveOffload(uint64_t targets, rte_mbuf* m, PortCounters& in, rte_mbuf** out);
   // Sends `targets` the same frame as one mbuf whose reference count covers them all.
   void Share(uint64_t targets, rte_mbuf* m);
   void FlushPort(uint16_t port);

@@ -102,13 +102,20 @@ std::vector<MetricFamily> RenderMetrics(const BridgeSnapshot& snap) {
       "hvswitch_port_offload_total",
       "Offload work for frames sent to the port. kind=csum: partial L4 checksums (a "
       "guest left them to the device); how=hw: passed on for the port to complete, "
-      "how=sw: completed by hvswitch because the port cannot (CPU spent per frame).",
+      "how=sw: completed by hvswitch because the port cannot (CPU spent per frame). "
+      "kind=tso: TCP super-frames from a guest's GSO; how=hw: passed whole for the port "
+      "to segment, how=sw: cut into MTU-sized segments by hvswitch (costly: a guest "
+      "peer without GUEST_TSO4/6, memif, or a NIC without TSO).",
       MetricType::Counter);
   for (const PortSnapshot& port : snap.ports) {
     AddSample(offload, {{"port", port.name}, {"kind", "csum"}, {"how", "hw"}},
               static_cast<double>(port.totals.csum_hw));
     AddSample(offload, {{"port", port.name}, {"kind", "csum"}, {"how", "sw"}},
               static_cast<double>(port.totals.csum_sw));
+    AddSample(offload, {{"port", port.name}, {"kind", "tso"}, {"how", "hw"}},
+              static_cast<double>(port.totals.tso_hw));
+    AddSample(offload, {{"port", port.name}, {"kind", "tso"}, {"how", "sw"}},
+              static_cast<double>(port.totals.tso_sw));
   }
   out.push_back(std::move(offload));
   out.push_back(PerPort(snap, "hvswitch_port_learn_limited_total",

@@ -29,7 +29,7 @@ class OffloadTest(unittest.TestCase):
              ("d", "vhost-user", "")], guest_args={"d": {"rx_csum": True}})
         # d's virtio-user port connects with default features and negotiates GUEST_CSUM
         # again when configured; the switch follows within a link poll.
-        wait_for(lambda: "port 'd': guest completes partial checksums" in cls.sw.output(),
+        wait_for(lambda: "port 'd': peer offloads: csum=yes" in cls.sw.output(),
                  10, "d's GUEST_CSUM seen by the switch")
 
     @classmethod

@@ -33,6 +33,8 @@ TEST(MetricsTest, NamesLabelsAndValuesFollowTheMetricList) {
   vm1.totals.learn_limited = 13;
   vm1.totals.csum_hw = 17;
   vm1.totals.csum_sw = 18;
+  vm1.totals.tso_hw = 19;
+  vm1.totals.tso_sw = 20;
   vm1.fdb_learned = 14;
   vm1.rx_no_mbuf = 5;
   PortSnapshot mem1;
@@ -88,6 +90,10 @@ TEST(MetricsTest, NamesLabelsAndValuesFollowTheMetricList) {
       "hvswitch_port_offload_total{port=\"vm1\",kind=\"csum\",how=\"hw\"} 17\n"));
   EXPECT_THAT(text, HasSubstr(
       "hvswitch_port_offload_total{port=\"vm1\",kind=\"csum\",how=\"sw\"} 18\n"));
+  EXPECT_THAT(text, HasSubstr(
+      "hvswitch_port_offload_total{port=\"vm1\",kind=\"tso\",how=\"hw\"} 19\n"));
+  EXPECT_THAT(text, HasSubstr(
+      "hvswitch_port_offload_total{port=\"vm1\",kind=\"tso\",how=\"sw\"} 20\n"));
   EXPECT_THAT(text, HasSubstr("hvswitch_fdb_static_move_refused_total 16\n"));
   EXPECT_THAT(text, HasSubstr("hvswitch_core_busy_cycles_total{core=\"1\"} 900\n"));
   EXPECT_THAT(text, HasSubstr("hvswitch_core_idle_cycles_total{core=\"1\"} 100\n"));

@@ -129,7 +129,7 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(PortDevargsTest, EachTypeMapsToItsPmd) {
   PortSpec vhost = *ParsePortSpec("vm1,type=vhost-user,path=/r/vm1.sock,client=1");
   EXPECT_EQ(PortDevargs(vhost, 3),
-            "net_vhost3,iface=/r/vm1.sock,queues=1,client=1,legacy-ol-flags=0");
+            "net_vhost3,iface=/r/vm1.sock,queues=1,client=1,legacy-ol-flags=0,tso=1");
   PortSpec memif = *ParsePortSpec("m,type=memif,path=/r/m.sock,id=2");
   EXPECT_EQ(PortDevargs(memif, 0),
             "net_memif0,role=server,socket=/r/m.sock,socket-abstract=no,id=2");

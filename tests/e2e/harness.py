@@ -157,7 +157,7 @@ class Daemon:
 class Guest:
     """An hvs_guest process attached to one socket, driven over its stdin/stdout."""
 
-    def __init__(self, kind, path, name, rx_csum=False):
+    def __init__(self, kind, path, name, rx_csum=False, rx_tso=False):
         if kind == "vhost-user":
             vdev = f"net_virtio_user0,path={path}"
         elif kind == "memif":
@@ -168,8 +168,13 @@ class Guest:
         args = [HVS_GUEST, "--no-pci", "--no-huge", "-m", "256", "--lcores=0@0",
                 f"--file-prefix=hvs-guest-{name}-{os.getpid()}", "--log-level=*:error",
                 f"--vdev={vdev}"]
+        options = []
         if rx_csum:  # the guest takes partial checksums (virtio GUEST_CSUM)
-            args += ["--", "--rx-csum"]
+            options.append("--rx-csum")
+        if rx_tso:  # and super-frames (GUEST_TSO4/6)
+            options.append("--rx-tso")
+        if options:
+            args += ["--"] + options
         self.proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL)
         _live.append(self.proc)

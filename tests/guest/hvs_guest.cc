@@ -8,14 +8,22 @@
 //                                              SIZE 60-9018 (jumbo frames as mbuf chains)
 //   sendl4 DST SRC COUNT tcp|udp full|partial|bad -> {"sent":N}   IPv4 frames whose L4
 //                                  checksum is complete, left to the device, or wrong
+//   sendtso DST SRC COUNT v4|v6 PAYLOAD MSS -> {"sent":N}   TCP super-frames of PAYLOAD
+//                                  bytes each (one stream), segmented at MSS by the device
 //   stats                      -> {"rx":N,"rx_bytes":N,"tx":N,"tx_bytes":N,
 //                                  "l4":{"good":N,"bad":N,"partial":N},
+//                                  "tcp":{"frames":N,"super":N,"payload":N,"broken":N,
+//                                         "max":N},   frames of sendtso streams: how many
+//                                  arrived as super-frames, payload bytes, frames whose
+//                                  payload is wrong, the largest frame
 //                                  "flows":{"SRC>DST":N,...}}
 //   clear                      -> {"ok":1}     forget received flows (not the totals)
 //   quit                       -> {"ok":1}
-// Usage: hvs_guest EAL-ARGS... [-- --rx-csum]
+// Usage: hvs_guest EAL-ARGS... [-- --rx-csum] [--rx-tso]
 //   --rx-csum: enable Rx checksum offload, so that a virtio-user port negotiates
 //   GUEST_CSUM and takes partial checksums (counted as "partial" in stats).
+//   --rx-tso: enable Rx LRO too, so that it negotiates GUEST_TSO4/6 and takes
+//   super-frames whole.
 #include <poll.h>
 #include <unistd.h>
 
@@ -54,6 +62,7 @@ struct Guest {
   rte_mempool* pool = nullptr;
   uint64_t rx = 0, rx_bytes = 0, tx = 0, tx_bytes = 0, rx_max = 0;
   uint64_t l4_good = 0, l4_bad = 0, l4_partial = 0;
+  uint64_t tcp_frames = 0, tcp_super = 0, tcp_payload = 0, tcp_broken = 0, tcp_max = 0;
   std::map<std::string, uint64_t> flows;
 
   void Receive() {
@@ -76,6 +85,14 @@ struct Guest {
         case ReceivedChecksum::kBad: ++l4_bad; break;
         case ReceivedChecksum::kPartial: ++l4_partial; break;
         case ReceivedChecksum::kNotL4: break;
+      }
+      const hvswitch::guest::TcpPayload tcp = hvswitch::guest::CheckTcpPayload(pkts[i]);
+      if (tcp.tcp) {
+        ++tcp_frames;
+        if (pkts[i]->ol_flags & RTE_MBUF_F_RX_LRO) ++tcp_super;
+        tcp_payload += tcp.bytes;
+        if (!tcp.intact) ++tcp_broken;
+        tcp_max = std::max<uint64_t>(tcp_max, pkts[i]->pkt_len);
       }
     }
     rte_pktmbuf_free_bulk(pkts, n);
@@ -192,12 +209,36 @@ struct Guest {
       });
       return "{\"sent\":" + std::to_string(sent) + "}";
     }
+    if (cmd == "sendtso") {
+      std::string dst_text, src_text, family;
+      uint64_t count = 0;
+      unsigned payload = 0, mss = 0;
+      in >> dst_text >> src_text >> count >> family >> payload >> mss;
+      rte_ether_addr dst{}, src{};
+      if (rte_ether_unformat_addr(dst_text.c_str(), &dst) != 0 ||
+          rte_ether_unformat_addr(src_text.c_str(), &src) != 0 ||
+          (family != "v4" && family != "v6") || payload == 0 || payload > 65000 || mss == 0 ||
+          mss > 9000) {
+        return "{\"error\":\"bad sendtso arguments\"}";
+      }
+      uint64_t sent = Send(count, [&](uint64_t k) {
+        return hvswitch::guest::MakeTcpSuperFrame(pool, dst, src, family == "v6",
+                                                  static_cast<uint32_t>(k * payload),
+                                                  static_cast<uint16_t>(payload),
+                                                  static_cast<uint16_t>(mss));
+      });
+      return "{\"sent\":" + std::to_string(sent) + "}";
+    }
     if (cmd == "stats") {
       std::string out = "{\"rx\":" + std::to_string(rx) + ",\"rx_bytes\":" +
                         std::to_string(rx_bytes) + ",\"rx_max\":" + std::to_string(rx_max) +
                         ",\"l4\":{\"good\":" + std::to_string(l4_good) +
                         ",\"bad\":" + std::to_string(l4_bad) + ",\"partial\":" +
-                        std::to_string(l4_partial) + "},\"tx\":" + std::to_string(tx) +
+                        std::to_string(l4_partial) + "},\"tcp\":{\"frames\":" +
+                        std::to_string(tcp_frames) + ",\"super\":" + std::to_string(tcp_super) +
+                        ",\"payload\":" + std::to_string(tcp_payload) + ",\"broken\":" +
+                        std::to_string(tcp_broken) + ",\"max\":" + std::to_string(tcp_max) +
+                        "},\"tx\":" + std::to_string(tx) +
                         ",\"tx_bytes\":" + std::to_string(tx_bytes) + ",\"flows\":{";
       bool first = true;
       for (const auto& [flow, n] : flows) {
@@ -226,8 +267,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "hvs_guest: cannot init EAL\n");
     return 1;
   }
-  bool rx_csum = false;
-  for (int i = eal_args + 1; i < argc; ++i) rx_csum |= std::strcmp(argv[i], "--rx-csum") == 0;
+  bool rx_csum = false, rx_tso = false;
+  for (int i = eal_args + 1; i < argc; ++i) {
+    rx_csum |= std::strcmp(argv[i], "--rx-csum") == 0;
+    rx_tso |= std::strcmp(argv[i], "--rx-tso") == 0;
+  }
   if (rte_eth_dev_count_avail() == 0) {
     std::fprintf(stderr, "hvs_guest: no port (give --vdev)\n");
     return 1;
@@ -242,15 +286,16 @@ int main(int argc, char** argv) {
   rte_eth_conf conf{};
   conf.rxmode.mtu = std::min<uint32_t>({9000, info.max_mtu, info.max_rx_pktlen - 18});
   conf.rxmode.offloads = info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER;
-  if (rx_csum) {
+  if (rx_csum || rx_tso) {
     conf.rxmode.offloads |=
         info.rx_offload_capa & (RTE_ETH_RX_OFFLOAD_TCP_CKSUM | RTE_ETH_RX_OFFLOAD_UDP_CKSUM);
   }
+  if (rx_tso) conf.rxmode.offloads |= info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_TCP_LRO;
   // Checksum offload where the device has it (virtio-user: the switch's vhost-user port
   // offered VIRTIO_NET_F_CSUM), so that `sendl4 ... partial` leaves the sum to it.
   conf.txmode.offloads = info.tx_offload_capa &
                          (RTE_ETH_TX_OFFLOAD_MULTI_SEGS | RTE_ETH_TX_OFFLOAD_TCP_CKSUM |
-                          RTE_ETH_TX_OFFLOAD_UDP_CKSUM);
+                          RTE_ETH_TX_OFFLOAD_UDP_CKSUM | RTE_ETH_TX_OFFLOAD_TCP_TSO);
   if (guest.pool == nullptr || rte_eth_dev_configure(kPort, 1, 1, &conf) != 0 ||
       rte_eth_rx_queue_setup(kPort, 0, 1024, rte_eth_dev_socket_id(kPort), nullptr,
                              guest.pool) != 0 ||

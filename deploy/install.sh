@@ -14,7 +14,8 @@ packages=(g++ meson ninja-build pkg-config python3 curl iproute2 procps coreutil
           libgtest-dev libgmock-dev libbenchmark-dev
           librte-mempool-ring23 librte-net-vhost23 librte-net-memif23 librte-net-virtio23
           librte-net-ring23 librte-net-tap23 librte-net-af-packet23 librte-net-null23
-          librte-net-pcap23)
+          librte-net-pcap23
+          clang libclang-rt-14-dev)  # the libFuzzer target (deploy/fuzz.sh)
 
 if [ "$(id -u)" -ne 0 ]; then
   echo "install.sh: run as root (apt-get, hugepages)" >&2

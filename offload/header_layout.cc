@@ -104,7 +104,8 @@ HeaderLayout ParseHeaders(const uint8_t* data, uint32_t available, uint32_t fram
         // Offset 0 and no "more fragments": an atomic fragment, whose L4 header is whole.
         fragment = (Be16(data + at + 2) & 0xfff9) != 0;
       }
-      if (at + len > end) return Fail(layout, HeaderError::kTruncated);
+      // Every header must lie in the bytes given, like those before it.
+      if (at + len > end || at + len > available) return Fail(layout, HeaderError::kTruncated);
       next = data[at];
       at += len;
     }

@@ -110,6 +110,13 @@ TEST(HeaderLayoutTest, BadInputIsReportedNotTrusted) {
   f = v6.bytes;
   f[v6.l3 + 41] = 200;  // an extension header longer than the packet
   EXPECT_EQ(ParseHeaders(f.data(), f.size(), f.size()).error, HeaderError::kTruncated);
+  // Extension headers running past the first segment (found by the fuzzer): truncated,
+  // even when what follows is no TCP/UDP header.
+  f = v6.bytes;
+  f[v6.l3 + 40] = 59;  // hop-by-hop options of 16 bytes, then "no next header"
+  f[v6.l3 + 41] = 1;
+  EXPECT_EQ(ParseHeaders(f.data(), v6.l3 + 48, f.size()).error, HeaderError::kTruncated);
+  EXPECT_EQ(ParseHeaders(f.data(), f.size(), f.size()).error, HeaderError::kNone);
 }
 
 TEST(HeaderLayoutTest, FragmentsAndNonIpHaveNoL4) {

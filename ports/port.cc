@@ -8,6 +8,7 @@
 #include <rte_vhost.h>
 
 #include <regex>
+#include <string_view>
 
 #include "absl/strings/string_view.h"
 #include "absl/status/status.h"
@@ -149,8 +150,11 @@ absl::Status Port::Start(const std::string& devargs, rte_mempool* pool) {
     // A NIC finishes what its Tx offloads cover; rte_eth_tx_prepare fixes the
     // pseudo-header sums the way it wants them.
     nic_offloads_.csum = (info.tx_offload_capa & kTxCsum) == kTxCsum;
+    // net_tap lists TSO, but its segmentation (librte_gso) has no TCP/IPv6 and leaves the
+    // segments' IPv4 header checksums stale: hvswitch segments for it.
+    const bool tso_works = std::string_view(info.driver_name) != "net_tap";
     nic_offloads_.tso4 = nic_offloads_.tso6 =
-        nic_offloads_.csum && (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_TCP_TSO);
+        nic_offloads_.csum && tso_works && (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_TCP_TSO);
     if (nic_offloads_.csum) conf.txmode.offloads |= kTxCsum;
     if (nic_offloads_.tso4) conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_TCP_TSO;
   }

@@ -101,10 +101,14 @@ def parse_metrics(text):
 class Daemon:
     """hvswitch with the given ports; sockets live in `self.dir`."""
 
-    def __init__(self, ports, extra=(), metrics=True, eal="--no-huge -m 512", sockdir=None):
+    def __init__(self, ports, extra=(), metrics=True, eal="--no-huge -m 512", sockdir=None,
+                 netns=None):
+        """`netns`: run inside that network namespace (its ports, e.g. a tap, live there;
+        vhost-user and memif sockets are files and work from anywhere)."""
         self.dir = sockdir or tempfile.mkdtemp(prefix="hvs-e2e-")
         self.metrics_port = free_port() if metrics else None
-        args = [HVSWITCH]
+        self.netns = netns
+        args = ["ip", "netns", "exec", netns, HVSWITCH] if netns else [HVSWITCH]
         args += [f"--port={p.format(dir=self.dir)}" for p in ports]
         args.append(f"--metrics_address=127.0.0.1:{self.metrics_port}" if metrics
                     else "--metrics_address=none")
@@ -121,6 +125,12 @@ class Daemon:
 
     def scrape(self):
         url = f"http://127.0.0.1:{self.metrics_port}/metrics"
+        if self.netns:
+            r = subprocess.run(["ip", "netns", "exec", self.netns, "curl", "-sf", "-m", "5", url],
+                               capture_output=True, text=True)
+            if r.returncode != 0:
+                raise OSError(f"scrape in {self.netns}: curl exit {r.returncode}")
+            return parse_metrics(r.stdout)
         with urllib.request.urlopen(url, timeout=5) as r:
             return parse_metrics(r.read().decode())
 

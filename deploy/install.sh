@@ -15,7 +15,10 @@ packages=(g++ meson ninja-build pkg-config python3 curl iproute2 procps coreutil
           librte-mempool-ring23 librte-net-vhost23 librte-net-memif23 librte-net-virtio23
           librte-net-ring23 librte-net-tap23 librte-net-af-packet23 librte-net-null23
           librte-net-pcap23
-          clang libclang-rt-14-dev)  # the libFuzzer target (deploy/fuzz.sh)
+          clang libclang-rt-14-dev  # the libFuzzer target (deploy/fuzz.sh)
+          # real guests (tests/e2e/test_qemu_guests.py; the kernel is unpacked from
+          # Debian's linux-image package by tests/qemu/build_guest.sh, not installed)
+          qemu-system-x86 busybox-static iperf3 ethtool cpio iputils-ping)
 
 if [ "$(id -u)" -ne 0 ]; then
   echo "install.sh: run as root (apt-get, hugepages)" >&2

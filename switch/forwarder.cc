@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include "offload/egress_offload.h"
 #include "switch/mac_key.h"
@@ -64,68 +65,76 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
   uint32_t run_bytes = 0, run_max = 0;
   uint16_t run_len = 0;
   bool run_tagged = false, run_offload = false;
-  const bool rx_offload = datapath_.ports[in_port].rx_offload;
 
   for (uint16_t i = 0; i < n && i < kPrefetchAhead; ++i) {
     rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void*));
   }
-  for (uint16_t i = 0; i < n; ++i) {
-    if (i + kPrefetchAhead < n) rte_prefetch0(rte_pktmbuf_mtod(pkts[i + kPrefetchAhead], void*));
-    rte_mbuf* m = pkts[i];
-    const uint32_t len = m->pkt_len;
-    rx_bytes += len;
-    const auto* eth = rte_pktmbuf_mtod(m, const uint8_t*);
-    if (m->data_len < RTE_ETHER_HDR_LEN) {  // a runt: the header must be in one segment
-      ++malformed;
-      rte_pktmbuf_free(m);
-      continue;
+  // Instantiated twice so that ports without offload requests pay nothing for them.
+  auto classify = [&](auto offload_port) {
+    constexpr bool kOffloadPort = decltype(offload_port)::value;
+    for (uint16_t i = 0; i < n; ++i) {
+      if (i + kPrefetchAhead < n) rte_prefetch0(rte_pktmbuf_mtod(pkts[i + kPrefetchAhead], void*));
+      rte_mbuf* m = pkts[i];
+      const uint32_t len = m->pkt_len;
+      rx_bytes += len;
+      const auto* eth = rte_pktmbuf_mtod(m, const uint8_t*);
+      if (m->data_len < RTE_ETHER_HDR_LEN) {  // a runt: the header must be in one segment
+        ++malformed;
+        rte_pktmbuf_free(m);
+        continue;
+      }
+      // Two 8-byte loads give both MACs in the FDB key layout and the EtherType.
+      uint64_t head, tail;
+      std::memcpy(&head, eth, 8);      // destination MAC, 2 bytes of source
+      std::memcpy(&tail, eth + 6, 8);  // source MAC, EtherType
+      const uint64_t src = tail & kMacMask;
+      const bool tagged = (tail >> 48) == kVlanTpid;
+      // A group source address is never valid (802.3); a tag must sit in the first segment.
+      if (IsGroupKey(src) || (tagged && m->data_len < RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN)) {
+        ++malformed;
+        rte_pktmbuf_free(m);
+        continue;
+      }
+      uint16_t vlan = untagged_vlan;
+      if (tagged) {
+        const auto* tag = reinterpret_cast<const rte_vlan_hdr*>(eth + RTE_ETHER_HDR_LEN);
+        vlan = datapath_.vlans.Ingress(in_port, true, rte_be_to_cpu_16(tag->vlan_tci));
+      }
+      if (vlan == kNoVlan) {
+        ++wrong_vlan;
+        rte_pktmbuf_free(m);
+        continue;
+      }
+      const uint64_t vlan_bits = uint64_t{vlan} << 48;
+      const uint64_t src_key = src | vlan_bits;
+      const uint64_t dst_key = (head & kMacMask) | vlan_bits;
+      const bool offload = kOffloadPort && ((m->ol_flags & RTE_MBUF_F_RX_LRO) ||
+                                            (m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) ==
+                                                RTE_MBUF_F_RX_L4_CKSUM_NONE);
+      frames[nb_frames] = m;
+      // The current run's keys and sums live in registers until the run ends.
+      if (((src_key ^ run_src) | (dst_key ^ run_dst)) == 0 && tagged == run_tagged &&
+          (!kOffloadPort || offload == run_offload) && nb_runs != 0) {
+        ++run_len;
+        run_bytes += len;
+        run_max = std::max(run_max, len);
+      } else {
+        if (nb_runs != 0) runs[nb_runs - 1].Close(run_len, run_bytes, run_max);
+        runs[nb_runs++] = {src_key, dst_key, 0, 0, nb_frames, 0, vlan, tagged, offload};
+        run_src = src_key;
+        run_dst = dst_key;
+        run_tagged = tagged;
+        run_offload = offload;
+        run_len = 1;
+        run_bytes = run_max = len;
+      }
+      ++nb_frames;
     }
-    // Two 8-byte loads give both MACs in the FDB key layout and the EtherType.
-    uint64_t head, tail;
-    std::memcpy(&head, eth, 8);      // destination MAC, 2 bytes of source
-    std::memcpy(&tail, eth + 6, 8);  // source MAC, EtherType
-    const uint64_t src = tail & kMacMask;
-    const bool tagged = (tail >> 48) == kVlanTpid;
-    // A group source address is never valid (802.3); a tag must sit in the first segment.
-    if (IsGroupKey(src) || (tagged && m->data_len < RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN)) {
-      ++malformed;
-      rte_pktmbuf_free(m);
-      continue;
-    }
-    uint16_t vlan = untagged_vlan;
-    if (tagged) {
-      const auto* tag = reinterpret_cast<const rte_vlan_hdr*>(eth + RTE_ETHER_HDR_LEN);
-      vlan = datapath_.vlans.Ingress(in_port, true, rte_be_to_cpu_16(tag->vlan_tci));
-    }
-    if (vlan == kNoVlan) {
-      ++wrong_vlan;
-      rte_pktmbuf_free(m);
-      continue;
-    }
-    const uint64_t vlan_bits = uint64_t{vlan} << 48;
-    const uint64_t src_key = src | vlan_bits;
-    const uint64_t dst_key = (head & kMacMask) | vlan_bits;
-    const bool offload = rx_offload && ((m->ol_flags & RTE_MBUF_F_RX_LRO) ||
-                                        (m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) ==
-                                            RTE_MBUF_F_RX_L4_CKSUM_NONE);
-    frames[nb_frames] = m;
-    // The current run's keys and sums live in registers until the run ends.
-    if (((src_key ^ run_src) | (dst_key ^ run_dst)) == 0 && tagged == run_tagged &&
-        offload == run_offload && nb_runs != 0) {
-      ++run_len;
-      run_bytes += len;
-      run_max = std::max(run_max, len);
-    } else {
-      if (nb_runs != 0) runs[nb_runs - 1].Close(run_len, run_bytes, run_max);
-      runs[nb_runs++] = {src_key, dst_key, 0, 0, nb_frames, 0, vlan, tagged, offload};
-      run_src = src_key;
-      run_dst = dst_key;
-      run_tagged = tagged;
-      run_offload = offload;
-      run_len = 1;
-      run_bytes = run_max = len;
-    }
-    ++nb_frames;
+  };
+  if (datapath_.ports[in_port].rx_offload) {
+    classify(std::true_type{});
+  } else {
+    classify(std::false_type{});
   }
   if (nb_runs != 0) runs[nb_runs - 1].Close(run_len, run_bytes, run_max);
   in.rx_packets.Add(n);

@@ -11,7 +11,7 @@ import select
 import subprocess
 import time
 
-from harness import _live
+from harness import Daemon, _live, wait_for
 
 # Where tests/qemu/build_guest.sh puts the kernel and initramfs by default.
 GUEST_DIR = os.environ.get("HVS_QEMU_GUEST", os.path.realpath(
@@ -29,10 +29,11 @@ def kvm_works():
 
 
 class QemuGuest:
-    def __init__(self, name, socket_path, index, memory_mb=384):
+    def __init__(self, name, socket_path, index, memory_mb=384, cpus=None):
         """Guest `index` (1..) gets MAC 52:54:00:00:01:<index>, 10.0.1.<index>/24 and
         fd01::<index>/64. Its virtio-net device offers everything hvswitch's vhost-user
-        port does (checksums, TSO); `ethtool -K eth0 ...` in the guest turns them off."""
+        port does (checksums, TSO); `ethtool -K eth0 ...` in the guest turns them off.
+        `cpus`: a taskset CPU list for QEMU (keep it off the switch's worker core)."""
         self.name = name
         self.index = index
         self.mac = f"52:54:00:00:01:{index:02x}"
@@ -42,7 +43,8 @@ class QemuGuest:
                   # MSI-X vector notifiers crash QEMU 7.2 with vhost-user under TCG
                   "vectors=0")
         accel = "kvm" if kvm_works() else "tcg"
-        args = ["qemu-system-x86_64", "-machine", f"q35,accel={accel}",
+        args = (["taskset", "-c", cpus] if cpus else []) + [
+                "qemu-system-x86_64", "-machine", f"q35,accel={accel}",
                 "-cpu", "host" if accel == "kvm" else "max", "-m", str(memory_mb), "-smp", "1",
                 "-nographic", "-no-reboot", "-nodefaults", "-serial", "stdio",
                 "-object", f"memory-backend-memfd,id=mem,size={memory_mb}M,share=on",
@@ -96,3 +98,81 @@ class QemuGuest:
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
+
+
+class GuestsAndHost:
+    """hvswitch in a network namespace of its own ("the host") with vhost-user ports vm1
+    and vm2, each with a QEMU guest (10.0.1.1 and .2, fd01::1 and ::2), and a net_tap
+    port whose interface is the host's 10.0.1.100/24, fd01::100/64. iperf3 servers listen
+    in vm2 and in the host. stop() undoes all of it."""
+
+    HOST, HOST6 = "10.0.1.100", "fd01::100"
+
+    def __init__(self, daemon_extra=(), qemu_cpus=None):
+        root = os.path.join(os.path.dirname(__file__), "..", "..")
+        subprocess.run([os.path.join(root, "tests/qemu/build_guest.sh")], check=True)
+        self.netns = f"hvs-qemu-{os.getpid()}"
+        self.tap = f"hvq{os.getpid() % 10000}"
+        self.guests, self.sw, self.host_iperf = {}, None, None
+        subprocess.run(["ip", "netns", "add", self.netns], check=True)
+        try:
+            self.ns("ip", "link", "set", "lo", "up")
+            self.sw = Daemon(["vm1,type=vhost-user,path={dir}/vm1.sock",
+                              "vm2,type=vhost-user,path={dir}/vm2.sock",
+                              f"host,type=dpdk,devargs=net_tap0,iface={self.tap}"],
+                             extra=daemon_extra, netns=self.netns)
+            self.sw.wait_ready()
+            self.ns("ip", "addr", "add", f"{self.HOST}/24", "dev", self.tap)
+            self.ns("ip", "-6", "addr", "add", f"{self.HOST6}/64", "dev", self.tap, "nodad")
+            self.ns("ip", "link", "set", self.tap, "up")
+            for index, name in ((1, "vm1"), (2, "vm2")):
+                self.guests[name] = QemuGuest(name, f"{self.sw.dir}/{name}.sock", index,
+                                              cpus=qemu_cpus)
+                self.sw.wait_port_up(name)
+            self.guests["vm2"].run("iperf3 -s -D")
+            self.host_iperf = subprocess.Popen(["ip", "netns", "exec", self.netns, "iperf3", "-s"],
+                                               stdout=subprocess.DEVNULL,
+                                               stderr=subprocess.DEVNULL)
+            _live.append(self.host_iperf)
+            # IPv6 addresses are usable once duplicate address detection is done
+            for guest in self.guests.values():
+                wait_for(lambda g=guest: "tentative" not in g.run("ip -6 addr show eth0")[1],
+                         30, f"{guest.name}'s IPv6 address")
+        except BaseException:
+            self.stop()
+            raise
+
+    def ns(self, *cmd):
+        """Runs a command in the host namespace; returns its output."""
+        r = subprocess.run(["ip", "netns", "exec", self.netns, *cmd], capture_output=True,
+                           text=True)
+        if r.returncode != 0:
+            raise AssertionError(f"{' '.join(cmd)} in {self.netns}: exit {r.returncode}\n"
+                                 f"{r.stdout}{r.stderr}")
+        return r.stdout
+
+    def iperf(self, guest, server, seconds, *options):
+        """An iperf3 TCP stream from `guest` to `server`; returns the receiver's Mbit/s."""
+        _, out = self.guests[guest].run(
+            f"iperf3 -c {server} -t {seconds} {' '.join(options)}", timeout=90 + seconds)
+        m = re.search(r"([\d.]+) ([KMG])bits/sec\s+receiver", out)
+        if not m:
+            raise AssertionError(f"no iperf3 summary in:\n{out}")
+        return float(m.group(1)) * {"K": 1e-3, "M": 1, "G": 1e3}[m.group(2)]
+
+    def set_offloads(self, guest, on):
+        """The guest's checksum offload and TSO (ethtool -K eth0 tx/tso on|off)."""
+        state = "on" if on else "off"
+        self.guests[guest].run(f"ethtool -K eth0 tx {state} tso {state}")
+
+    def stop(self):
+        try:
+            if self.host_iperf is not None:
+                self.host_iperf.kill()
+                self.host_iperf.wait()
+            for guest in self.guests.values():
+                guest.stop()
+            if self.sw is not None:
+                assert self.sw.stop() == 0
+        finally:
+            subprocess.run(["ip", "netns", "del", self.netns], check=False)

@@ -1,5 +1,9 @@
 #include "ports/port_spec.h"
 
+#include <rte_ether.h>
+
+#include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "absl/strings/string_view.h"
@@ -110,6 +114,14 @@ std::string PortSpec::ToString() const {
   if (native_vlan != 0) absl::StrAppend(&out, ",native=", native_vlan);
   if (mtu != 1500) absl::StrAppend(&out, ",mtu=", mtu);
   if (learn_limit != 0) absl::StrAppend(&out, ",learn_limit=", learn_limit);
+  for (size_t i = 0; i < allowed_macs.size(); ++i) {
+    rte_ether_addr addr;
+    std::memcpy(addr.addr_bytes, &allowed_macs[i], RTE_ETHER_ADDR_LEN);
+    char text[RTE_ETHER_ADDR_FMT_SIZE];
+    rte_ether_format_addr(text, sizeof(text), &addr);
+    absl::StrAppend(&out, i == 0 ? ",mac=" : ",", absl::AsciiStrToLower(text));
+  }
+  if (lock_mac) absl::StrAppend(&out, ",lock=1");
   if (type == PortType::kDpdk) {
     if (queues != 1) absl::StrAppend(&out, ",queues=", queues);
     absl::StrAppend(&out, ",devargs=", devargs);
@@ -129,12 +141,12 @@ absl::StatusOr<PortSpec> ParsePortSpec(absl::string_view text) {
   }
   std::vector<absl::string_view> split = absl::StrSplit(text, ',');
   spec.name = std::string(split[0]);
-  // A trunk list has commas of its own (`trunk=10,20,30-40`): fields without `=` continue
-  // the field before them.
+  // Trunk and MAC lists have commas of their own (`trunk=10,20,30-40`, `mac=A,B`): fields
+  // without `=` continue the list before them.
   std::vector<std::string> fields = {std::string(split[0])};
   for (size_t i = 1; i < split.size(); ++i) {
     if (split[i].find('=') == absl::string_view::npos && i > 1 &&
-        absl::StartsWith(fields.back(), "trunk=")) {
+        (absl::StartsWith(fields.back(), "trunk=") || absl::StartsWith(fields.back(), "mac="))) {
       absl::StrAppend(&fields.back(), ",", split[i]);
     } else {
       fields.emplace_back(split[i]);
@@ -146,7 +158,7 @@ absl::StatusOr<PortSpec> ParsePortSpec(absl::string_view text) {
 
   bool has_type = false, has_path = false, has_client = false, has_queues = false,
        has_id = false, has_vlan = false, has_trunk = false, has_native = false,
-       has_mtu = false, has_learn_limit = false;
+       has_mtu = false, has_learn_limit = false, has_mac = false, has_lock = false;
   for (size_t i = 1; i < fields.size(); ++i) {
     std::pair<absl::string_view, absl::string_view> kv =
         absl::StrSplit(fields[i], absl::MaxSplits('=', 1));
@@ -212,6 +224,30 @@ absl::StatusOr<PortSpec> ParsePortSpec(absl::string_view text) {
       if (!absl::SimpleAtoi(value, &spec.learn_limit)) {
         return PortError(spec.name, "learn_limit must be a number of MACs (0: no limit)");
       }
+    } else if (key == "mac") {
+      status = once(has_mac);
+      if (!status.ok()) return status;
+      for (absl::string_view text : absl::StrSplit(value, ',')) {
+        rte_ether_addr addr;
+        if (rte_ether_unformat_addr(std::string(text).c_str(), &addr) != 0 ||
+            rte_is_multicast_ether_addr(&addr) || rte_is_zero_ether_addr(&addr)) {
+          return PortError(spec.name, absl::StrCat("mac: '", text, "' is not a unicast MAC"));
+        }
+        uint64_t key = 0;
+        std::memcpy(&key, addr.addr_bytes, RTE_ETHER_ADDR_LEN);
+        if (std::find(spec.allowed_macs.begin(), spec.allowed_macs.end(), key) ==
+            spec.allowed_macs.end()) {
+          spec.allowed_macs.push_back(key);
+        }
+      }
+      if (spec.allowed_macs.size() > kMaxPortMacs) {
+        return PortError(spec.name, absl::StrCat("mac: at most ", kMaxPortMacs, " MACs"));
+      }
+    } else if (key == "lock") {
+      status = once(has_lock);
+      if (!status.ok()) return status;
+      if (value != "0" && value != "1") return PortError(spec.name, "lock must be 0 or 1");
+      spec.lock_mac = value == "1";
     } else {
       return PortError(spec.name, absl::StrCat("unknown key '", key, "'"));
     }
@@ -220,6 +256,9 @@ absl::StatusOr<PortSpec> ParsePortSpec(absl::string_view text) {
     return PortError(spec.name, "vlan= (access port) and trunk= exclude each other");
   }
   if (has_native && !has_trunk) return PortError(spec.name, "native= needs trunk=");
+  if (has_mac && spec.lock_mac) {
+    return PortError(spec.name, "mac= (fixed MACs) and lock=1 (the first MAC) exclude each other");
+  }
 
   if (!has_type) return PortError(spec.name, "missing type= (vhost-user, memif or dpdk)");
   auto not_for = [&](bool given, absl::string_view key) -> absl::Status {

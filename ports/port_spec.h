@@ -32,6 +32,11 @@ struct PortSpec {
   uint16_t native_vlan = 0;          // trunk only; 0: untagged frames are dropped
   uint16_t mtu = 1500;               // largest L3 payload sent to or taken from the port
   uint32_t learn_limit = 0;          // MACs the port may teach the FDB; 0: no limit
+  // Port security. `allowed_macs` (mac=): the only source MACs accepted from the port
+  // (FDB key layout: MAC in bits 0-47, no VLAN); `lock_mac` (lock=1): accept only the
+  // first source MAC the port uses until it disconnects. Neither: any source.
+  std::vector<uint64_t> allowed_macs;
+  bool lock_mac = false;
 
   // True when hvswitch itself creates `path` and so must remove it on exit.
   bool OwnsSocket() const {
@@ -44,13 +49,15 @@ struct PortSpec {
 // Parses `NAME,type=vhost-user,path=SOCK[,client=0|1][,queues=N]`,
 // `NAME,type=memif,path=SOCK[,id=N]` or `NAME,type=dpdk[,queues=N],devargs=DEVARGS`
 // (everything after `devargs=` verbatim), each with the common keys
-// `[,vlan=N | ,trunk=LIST[,native=N]][,mtu=N][,learn_limit=N]` before devargs.
+// `[,vlan=N | ,trunk=LIST[,native=N]][,mtu=N][,learn_limit=N][,mac=MAC[,MAC...] | ,lock=1]`
+// before devargs.
 // Errors name the port and the problem in one line.
 absl::StatusOr<PortSpec> ParsePortSpec(absl::string_view text);
 
 inline constexpr uint16_t kMaxQueuesPerPort = 16;
 inline constexpr uint16_t kMinMtu = 68;    // IPv4's minimum
 inline constexpr uint16_t kMaxMtu = 9000;  // jumbo frames
+inline constexpr size_t kMaxPortMacs = 8;  // mac= list length
 
 // Parses a VLAN list such as `10,20,30-40` (VLANs 1-4094) into ascending unique ids.
 absl::StatusOr<std::vector<uint16_t>> ParseVlanList(absl::string_view text);

@@ -77,6 +77,9 @@ absl::Status Bridge::Init() {
         ports_.back()->mac());
   }
   datapath_.Configure(config_.ports);  // ports_ were opened in this order
+  for (size_t p = 0; p < ports_.size(); ++p) {
+    PublishAllowedMacs(static_cast<uint16_t>(p), ports_[p]->spec().allowed_macs);
+  }
   status = AddStaticMacs();
   if (!status.ok()) return status;
 
@@ -223,12 +226,43 @@ void Bridge::LogMove(uint64_t key, uint16_t to_port, uint32_t now) {
       ports_[to_port]->spec().name);
 }
 
+void Bridge::PublishAllowedMacs(uint16_t port, const std::vector<uint64_t>& macs) {
+  PortMacs& allowed = datapath_.port_macs[port];
+  for (size_t i = 0; i < macs.size(); ++i) {
+    allowed.macs[i].store(macs[i], std::memory_order_relaxed);
+  }
+  allowed.count.store(static_cast<uint32_t>(macs.size()), std::memory_order_release);
+}
+
+bool Bridge::SecurityAllowsLearn(uint64_t key, uint16_t port) {
+  const uint64_t mac = KeyMac(key);
+  PortMacs& allowed = datapath_.port_macs[port];
+  if (ports_[port]->spec().lock_mac && allowed.count.load(std::memory_order_relaxed) == 0) {
+    PublishAllowedMacs(port, {mac});
+    Log("port '%s': locked to %s", ports_[port]->spec().name, KeyMacString(key));
+  }
+  const uint32_t n = allowed.count.load(std::memory_order_relaxed);
+  if (n != 0 && !allowed.Allows(mac, n)) return false;
+  uint16_t owner = 0;
+  if ((fdb_->LookupBulk(&key, 1, &owner) & 1) && owner != port &&
+      ((datapath_.up_mask.load(std::memory_order_relaxed) >> owner) & 1)) {
+    const PortMacs& owners = datapath_.port_macs[owner];
+    const uint32_t owner_n = owners.count.load(std::memory_order_relaxed);
+    if (owner_n != 0 && owners.Allows(mac, owner_n)) {
+      fdb_locked_refused_.fetch_add(1, std::memory_order_relaxed);
+      return false;
+    }
+  }
+  return true;
+}
+
 void Bridge::ApplyLearnRequests(uint32_t now) {
   LearnRequest requests[256];
   for (auto& queue : learn_queues_) {
     unsigned n = queue->Drain(requests, 256);
     for (unsigned i = 0; i < n; ++i) {
       uint16_t port = static_cast<uint16_t>(requests[i].port);
+      if (!SecurityAllowsLearn(requests[i].key, port)) continue;
       switch (fdb_->Learn(requests[i].key, port, now, ports_[port]->spec().learn_limit)) {
         case LearnResult::kAdded:
           fdb_learned_.fetch_add(1, std::memory_order_relaxed);
@@ -297,6 +331,10 @@ void Bridge::FollowLinks() {
     const PortSpec& spec = ports_[p]->spec();
     bool guest = spec.type != PortType::kDpdk;
     if (!up) fdb_->FlushPort(static_cast<uint16_t>(p));
+    if (!up && spec.lock_mac && datapath_.port_macs[p].count.load() != 0) {
+      PublishAllowedMacs(static_cast<uint16_t>(p), {});  // the next guest locks anew
+      Log("port '%s': MAC lock released", spec.name);
+    }
     Log("port '%s': %s", spec.name,
         up ? (guest ? "guest connected, link up" : "link up")
            : (guest ? "guest disconnected, link down, its MACs flushed"
@@ -333,6 +371,7 @@ BridgeSnapshot Bridge::Snapshot() const {
   snap.fdb_flushed = fdb_flushed_.load(std::memory_order_relaxed);
   snap.fdb_static = fdb_->statics();
   snap.fdb_static_refused = fdb_static_refused_.load(std::memory_order_relaxed);
+  snap.fdb_locked_refused = fdb_locked_refused_.load(std::memory_order_relaxed);
   return snap;
 }
 

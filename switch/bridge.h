@@ -76,6 +76,12 @@ class Bridge {
   void UpdateLearnLimits();
   void FollowLinks();
   void LogMove(uint64_t key, uint16_t to_port, uint32_t now);
+  // Port security: what the workers accept as sources from `port` (mac= or lock=1).
+  void PublishAllowedMacs(uint16_t port, const std::vector<uint64_t>& macs);
+  // False when a learn request must not be applied: a source the port may not use (its
+  // frames are dropped from now on), or a connected secured guest's own MAC seen on
+  // another port. Locks a lock=1 port to its first source.
+  bool SecurityAllowsLearn(uint64_t key, uint16_t port);
 
   BridgeConfig config_;
   rte_mempool* pool_ = nullptr;
@@ -90,7 +96,7 @@ class Bridge {
   bool workers_running_ = false;
   uint64_t polls_ = 0;
   std::atomic<uint64_t> fdb_learned_{0}, fdb_moves_{0}, fdb_aged_{0}, fdb_flushed_{0},
-      fdb_static_refused_{0};
+      fdb_static_refused_{0}, fdb_locked_refused_{0};
   // Learn requests refused for the learn limit (frames the workers did not catch).
   std::array<std::atomic<uint64_t>, kMaxPorts> learn_refused_{};
   uint32_t move_log_second_ = 0, move_logs_this_second_ = 0;

@@ -34,6 +34,7 @@ struct BridgeSnapshot {
   uint64_t fdb_flushed = 0;
   uint64_t fdb_static = 0;
   uint64_t fdb_static_refused = 0;
+  uint64_t fdb_locked_refused = 0;  // moves refused for a connected secured guest's MAC
 };
 
 }  // namespace hvswitch

@@ -25,12 +25,12 @@ class Counter {
 };
 
 // Why a received frame went nowhere.
-enum class RxDrop : uint8_t { kMalformed, kVlan, kHairpin, kBadOffload, kCount };
+enum class RxDrop : uint8_t { kMalformed, kVlan, kHairpin, kBadOffload, kSpoofed, kCount };
 // Why a frame meant for a port was not sent.
 enum class TxDrop : uint8_t { kQueueFull, kLinkDown, kMtu, kNoMbuf, kOffload, kCount };
 
 inline constexpr std::array<absl::string_view, static_cast<size_t>(RxDrop::kCount)>
-    kRxDropNames = {"malformed", "vlan", "hairpin", "bad_offload"};
+    kRxDropNames = {"malformed", "vlan", "hairpin", "bad_offload", "spoofed"};
 inline constexpr std::array<absl::string_view, static_cast<size_t>(TxDrop::kCount)>
     kTxDropNames = {"queue_full", "link_down", "mtu", "no_mbuf", "offload_refused"};
 

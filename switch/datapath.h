@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "ports/port_spec.h"
 #include "switch/counters.h"
 #include "switch/fdb.h"
 #include "switch/vlan_table.h"
@@ -35,6 +36,21 @@ struct DatapathPort {
   bool tx_prepare = false;
 };
 
+// The source MACs a secured port may use (mac=, or the first one it used under lock=1).
+// The control thread writes the entries, then the count (release); workers read the
+// count once per burst (acquire). A count of 0: any source.
+struct PortMacs {
+  std::atomic<uint32_t> count{0};
+  std::array<std::atomic<uint64_t>, kMaxPortMacs> macs{};
+
+  bool Allows(uint64_t mac, uint32_t n) const {
+    for (uint32_t i = 0; i < n; ++i) {
+      if (macs[i].load(std::memory_order_relaxed) == mac) return true;
+    }
+    return false;
+  }
+};
+
 struct Datapath {
   std::array<DatapathPort, kMaxPorts> ports{};
   uint16_t nb_ports = 0;
@@ -50,6 +66,7 @@ struct Datapath {
   std::atomic<uint64_t> csum_capable_mask{0};
   std::atomic<uint64_t> tso4_capable_mask{0};
   std::atomic<uint64_t> tso6_capable_mask{0};
+  std::array<PortMacs, kMaxPorts> port_macs;
   // Bit p set while port p has as many learned MACs as its learn limit allows.
   std::atomic<uint64_t> learn_blocked_mask{0};
   // The control thread's clock in seconds, for FDB last-seen times.

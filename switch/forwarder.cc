@@ -185,10 +185,18 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
   const uint32_t now_seconds = datapath_.now_seconds.load(std::memory_order_relaxed);
   uint64_t now = options_.flush_cycles != 0 ? rte_rdtsc() : 0;
   now_ = now;
-  uint64_t hairpin = 0, limited = 0;
+  uint64_t hairpin = 0, limited = 0, spoofed = 0;
+  const PortMacs& allowed = datapath_.port_macs[in_port];
+  const uint32_t nb_allowed = allowed.count.load(std::memory_order_acquire);
 
   for (uint16_t r = 0; r < nb_runs; ++r) {
     const Run& run = runs[r];
+    rte_mbuf** run_frames = frames + run.first;
+    if (nb_allowed != 0 && !allowed.Allows(run.src & kMacMask, nb_allowed)) {
+      spoofed += run.len;  // never learned, never forwarded
+      rte_pktmbuf_free_bulk(run_frames, run.len);
+      continue;
+    }
     const bool src_hit = (src_hits >> r) & 1;
     if (WantsLearn(in_port, false, src_hit, src_hit ? ports[r] : 0)) {
       // A port at its limit learns no new MAC; a move (rare) still goes to the control
@@ -205,7 +213,6 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
     const bool dst_hit = (dst_hits >> r) & 1;
     Verdict verdict =
         Decide(in_port, IsGroupKey(run.dst), dst_hit, dst_hit ? ports[nb_runs + r] : 0);
-    rte_mbuf** run_frames = frames + run.first;
     switch (verdict.kind) {
       case VerdictKind::kUnicast:
         if (run.offload) {
@@ -244,6 +251,7 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
     }
   }
   if (hairpin != 0) in.Drop(RxDrop::kHairpin, hairpin);
+  if (spoofed != 0) in.Drop(RxDrop::kSpoofed, spoofed);
   if (limited != 0) in.learn_limited.Add(limited);
 
   if (options_.flush_cycles == 0) {

@@ -15,6 +15,7 @@ inline uint64_t MacKey(uint16_t vlan, const uint8_t* mac) {
 }
 
 inline bool IsGroupKey(uint64_t key) { return key & 1; }
+inline uint64_t KeyMac(uint64_t key) { return key & 0xffffffffffff; }  // without the VLAN
 inline uint16_t KeyVlan(uint64_t key) { return static_cast<uint16_t>(key >> 48); }
 
 std::string KeyMacString(uint64_t key);  // "aa:bb:cc:dd:ee:ff"

@@ -167,6 +167,11 @@ std::vector<MetricFamily> RenderMetrics(const BridgeSnapshot& snap) {
                        "Frames whose source is a static MAC of another port; non-zero means "
                        "a guest is using an address it does not own, or the entry is wrong.",
                        MetricType::Counter, snap.fdb_static_refused));
+  out.push_back(Single("hvswitch_fdb_locked_move_refused_total",
+                       "Learn requests refused because the MAC belongs to a connected guest "
+                       "port with port security (mac= or lock=1); non-zero means another "
+                       "port sends with that guest's address.",
+                       MetricType::Counter, snap.fdb_locked_refused));
   out.push_back(Single("hvswitch_fdb_learned_total", "MAC addresses learned (new table entries).",
                        MetricType::Counter, snap.fdb_learned));
   out.push_back(Single("hvswitch_fdb_moves_total",

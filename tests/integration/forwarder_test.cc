@@ -344,6 +344,29 @@ TEST_F(ForwarderTest, StaticEntriesDoNotMove) {
   EXPECT_EQ(TxDrops(1, TxDrop::kLinkDown), 1u);
 }
 
+TEST_F(ForwarderTest, PortSecurityDropsForeignSourcesWithoutLearningThem) {
+  PortMacs& allowed = datapath_.port_macs[0];
+  allowed.macs[0].store(kA);
+  allowed.macs[1].store(kB);
+  allowed.count.store(2);
+  EXPECT_EQ(Send(0, {kA, kBcast}), Untagged({1, 2, 3}));  // its own MACs pass
+  EXPECT_TRUE(Send(0, {kC, kBcast}).empty());             // another source does not
+  EXPECT_EQ(RxDrops(0, RxDrop::kSpoofed), 1u);
+  // A burst mixing runs of allowed and foreign sources: only the foreign runs go.
+  std::vector<std::vector<model::Copy>> out =
+      RunBurst(0, {{kB, kBcast}, {kC, kBcast}, {kC, kBcast}, {kA, kBcast}, {0x0e0000000002, kA}});
+  EXPECT_EQ(out[0], Untagged({1, 2, 3}));
+  EXPECT_TRUE(out[1].empty());
+  EXPECT_TRUE(out[2].empty());
+  EXPECT_EQ(out[3], Untagged({1, 2, 3}));
+  EXPECT_TRUE(out[4].empty());
+  EXPECT_EQ(RxDrops(0, RxDrop::kSpoofed), 4u);
+  EXPECT_EQ(fdb_->size(), 2u) << "foreign sources are never learned";
+  EXPECT_EQ(counters_.ports[0].rx_packets.Read(), 7u);  // dropped frames were received
+  // Other ports are not secured.
+  EXPECT_EQ(Send(1, {kC, kBcast}), Untagged({0, 2, 3}));
+}
+
 TEST_F(ForwarderTest, FlushIntervalHoldsFramesForAFullerBurst) {
   ForwarderOptions options;
   options.flush_cycles = 1'000'000'000'000;

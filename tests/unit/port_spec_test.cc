@@ -51,7 +51,9 @@ TEST(PortSpecTest, RoundTripsThroughToString) {
                            "m,type=memif,path=/b,id=3", "n,type=dpdk,devargs=net_tap0,iface=x",
                            "v,type=vhost-user,path=/c,vlan=10,mtu=9000,learn_limit=64",
                            "t,type=memif,path=/d,trunk=10,20-22,30,native=5",
-                           "r,type=dpdk,mtu=9000,queues=4,devargs=0000:03:00.0"}) {
+                           "r,type=dpdk,mtu=9000,queues=4,devargs=0000:03:00.0",
+                           "s,type=vhost-user,path=/e,mac=02:00:00:00:00:01,0a:bc:00:00:00:02",
+                           "l,type=memif,path=/f,vlan=3,lock=1"}) {
     absl::StatusOr<PortSpec> spec = ParsePortSpec(text);
     ASSERT_TRUE(spec.ok());
     EXPECT_EQ(spec->ToString(), text);
@@ -76,6 +78,21 @@ TEST(PortSpecTest, VlansMtuAndLearnLimit) {
   EXPECT_EQ(plain.learn_limit, 0u);
   PortSpec nic = *ParsePortSpec("n,type=dpdk,queues=4,devargs=net_null0");
   EXPECT_EQ(nic.queues, 4);
+}
+
+TEST(PortSpecTest, PortSecurity) {
+  // A MAC list's commas continue it until the next key=value field.
+  PortSpec fixed = *ParsePortSpec(
+      "g,type=vhost-user,path=/g,mac=02:00:00:00:00:01,02:00:00:00:00:02,mtu=9000");
+  ASSERT_EQ(fixed.allowed_macs.size(), 2u);
+  EXPECT_EQ(fixed.allowed_macs[0], 0x010000000002u);  // FDB key layout: wire byte 0 lowest
+  EXPECT_EQ(fixed.mtu, 9000);
+  EXPECT_FALSE(fixed.lock_mac);
+  PortSpec locked = *ParsePortSpec("g,type=memif,path=/g,lock=1");
+  EXPECT_TRUE(locked.lock_mac);
+  EXPECT_TRUE(locked.allowed_macs.empty());
+  PortSpec open = *ParsePortSpec("g,type=memif,path=/g,lock=0");
+  EXPECT_FALSE(open.lock_mac);
 }
 
 struct BadSpec {
@@ -124,7 +141,17 @@ INSTANTIATE_TEST_SUITE_P(
         BadSpec{"p1,type=memif,path=/s,mtu=9001", "mtu must be a number from 68 to 9000"},
         BadSpec{"p1,type=memif,path=/s,mtu=67", "mtu must be"},
         BadSpec{"p1,type=memif,path=/s,learn_limit=-1", "learn_limit must be"},
-        BadSpec{"p1,type=dpdk,queues=0,devargs=net_null0", "queues must be"}));
+        BadSpec{"p1,type=dpdk,queues=0,devargs=net_null0", "queues must be"},
+        BadSpec{"p1,type=memif,path=/s,mac=02:00:00:00:00:0g", "mac: '02:00:00:00:00:0g' is not"},
+        BadSpec{"p1,type=memif,path=/s,mac=01:00:5e:00:00:01", "is not a unicast MAC"},
+        BadSpec{"p1,type=memif,path=/s,mac=00:00:00:00:00:00", "is not a unicast MAC"},
+        BadSpec{"p1,type=memif,path=/s,mac=", "mac: '' is not"},
+        BadSpec{"p1,type=memif,path=/s,mac=02:00:00:00:00:01,02:00:00:00:00:02,"
+                "02:00:00:00:00:03,02:00:00:00:00:04,02:00:00:00:00:05,02:00:00:00:00:06,"
+                "02:00:00:00:00:07,02:00:00:00:00:08,02:00:00:00:00:09",
+                "mac: at most 8 MACs"},
+        BadSpec{"p1,type=memif,path=/s,lock=2", "lock must be 0 or 1"},
+        BadSpec{"p1,type=memif,path=/s,lock=1,mac=02:00:00:00:00:01", "exclude each other"}));
 
 TEST(PortDevargsTest, EachTypeMapsToItsPmd) {
   PortSpec vhost = *ParsePortSpec("vm1,type=vhost-user,path=/r/vm1.sock,client=1");

@@ -142,22 +142,48 @@ absl::Status Bridge::CreatePool(uint16_t nb_workers) {
 
 absl::Status Bridge::AddStaticMacs() {
   for (const StaticMacSpec& mac : config_.static_macs) {
-    size_t p = 0;
-    while (p < ports_.size() && ports_[p]->spec().name != mac.port) ++p;
-    if (p == ports_.size()) {
-      return absl::InvalidArgumentError(absl::StrCat("static MAC ", KeyMacString(mac.key),
-                                                     ": no port named '", mac.port, "'"));
-    }
-    uint16_t vlan = KeyVlan(mac.key);
-    if (!((datapath_.vlans.members[vlan] >> p) & 1)) {
-      return absl::InvalidArgumentError(absl::StrCat("static MAC ", KeyMacString(mac.key),
-                                                     ": port '", mac.port,
-                                                     "' does not carry VLAN ", vlan));
-    }
-    absl::Status status = fdb_->AddStatic(mac.key, static_cast<uint16_t>(p));
+    absl::Status status = AddStaticMac(mac);
     if (!status.ok()) return status;
   }
   return absl::OkStatus();
+}
+
+absl::Status Bridge::AddStaticMac(const StaticMacSpec& mac) {
+  const int p = PortIndex(mac.port);
+  if (p < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("static MAC ", KeyMacString(mac.key),
+                                                   ": no port named '", mac.port, "'"));
+  }
+  uint16_t vlan = KeyVlan(mac.key);
+  if (!((datapath_.vlans.members[vlan] >> p) & 1)) {
+    return absl::InvalidArgumentError(absl::StrCat("static MAC ", KeyMacString(mac.key),
+                                                   ": port '", mac.port,
+                                                   "' does not carry VLAN ", vlan));
+  }
+  return fdb_->AddStatic(mac.key, static_cast<uint16_t>(p));
+}
+
+int Bridge::PortIndex(absl::string_view name) const {
+  for (size_t p = 0; p < ports_.size(); ++p) {
+    if (ports_[p]->spec().name == name) return static_cast<int>(p);
+  }
+  return -1;
+}
+
+std::vector<FdbEntryView> Bridge::FdbEntries() const {
+  std::vector<FdbEntryView> entries;
+  fdb_->ForEach([&](const FdbEntryView& e) { entries.push_back(e); });
+  return entries;
+}
+
+void Bridge::FlushFdb(int port) {
+  for (size_t p = 0; p < ports_.size(); ++p) {
+    if (port < 0 || static_cast<size_t>(port) == p) fdb_->FlushPort(static_cast<uint16_t>(p));
+  }
+}
+
+absl::Status Bridge::RemoveMac(uint64_t key) {
+  return fdb_->Remove(key, [this] { quiescence_->Synchronize(); });
 }
 
 absl::Status Bridge::StartWorkers() {

@@ -67,6 +67,17 @@ class Bridge {
   const std::vector<std::unique_ptr<Port>>& ports() const { return ports_; }
   const std::vector<std::unique_ptr<Worker>>& workers() const { return workers_; }
 
+  // Control thread: what hvswitchctl asks for.
+  uint32_t now() const { return datapath_.now_seconds.load(std::memory_order_relaxed); }
+  std::vector<FdbEntryView> FdbEntries() const;
+  int PortIndex(absl::string_view name) const;  // -1: no such port
+  // Forgets the learned MACs of `port`, or of every port when -1 (static entries stay).
+  void FlushFdb(int port);
+  // A static entry, checked as at startup (the port exists and carries the VLAN).
+  absl::Status AddStaticMac(const StaticMacSpec& mac);
+  // Removes an entry, learned or static.
+  absl::Status RemoveMac(uint64_t key);
+
  private:
   explicit Bridge(const BridgeConfig& config) : config_(config) {}
   absl::Status Init();

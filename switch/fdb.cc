@@ -124,6 +124,44 @@ void Fdb::FlushPort(uint16_t port) {
   Changed();
 }
 
+absl::Status Fdb::Remove(uint64_t key, absl::FunctionRef<void()> wait_for_readers) {
+  int32_t position = rte_hash_lookup(hash_, &key);
+  if (position < 0) return absl::NotFoundError("no such entry");
+  const uint64_t value = entries_[position].value.load(std::memory_order_relaxed);
+  const int port = CurrentPort(value);
+  if (port < 0) return absl::NotFoundError("no such entry");
+  if (IsStatic(value)) {
+    statics_.store(statics_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+  } else {
+    CountLearned(port, -1);
+  }
+  rte_hash_del_key(hash_, &key);
+  Changed();
+  wait_for_readers();
+  entries_[position].value.store(0, std::memory_order_relaxed);
+  rte_hash_free_key_with_position(hash_, position);
+  size_.store(size_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+  return absl::OkStatus();
+}
+
+void Fdb::ForEach(absl::FunctionRef<void(const FdbEntryView&)> fn) const {
+  const void* key = nullptr;
+  void* data = nullptr;
+  uint32_t next = 0;
+  for (int32_t position; (position = rte_hash_iterate(hash_, &key, &data, &next)) >= 0;) {
+    const Entry& entry = entries_[position];
+    const uint64_t value = entry.value.load(std::memory_order_relaxed);
+    const int port = CurrentPort(value);
+    if (port < 0) continue;
+    FdbEntryView view;
+    view.key = *static_cast<const uint64_t*>(key);
+    view.port = static_cast<uint16_t>(port);
+    view.is_static = IsStatic(value);
+    view.last_seen = view.is_static ? 0 : entry.last_seen.load(std::memory_order_relaxed);
+    fn(view);
+  }
+}
+
 AgeResult Fdb::Age(uint32_t now, uint32_t max_age, absl::FunctionRef<void()> wait_for_readers) {
   AgeResult result;
   std::vector<uint64_t> doomed;

@@ -35,6 +35,14 @@ enum class LearnResult {
   kStatic,   // a static entry on another port: not moved
 };
 
+// One current entry, as the control plane lists it.
+struct FdbEntryView {
+  uint64_t key = 0;  // VLAN and MAC (switch/mac_key.h)
+  uint16_t port = 0;
+  bool is_static = false;
+  uint32_t last_seen = 0;  // seconds (control clock); 0 for static entries
+};
+
 struct AgeResult {
   uint32_t aged = 0;     // not seen for the ageing time
   uint32_t flushed = 0;  // their port was flushed
@@ -68,6 +76,11 @@ class Fdb {
   // Makes `key` a static entry on `port`, replacing a learned one.
   absl::Status AddStatic(uint64_t key, uint16_t port);
   void FlushPort(uint16_t port);
+  // Removes one entry, learned or static; NotFound when there is none. Calls
+  // wait_for_readers before freeing its slot.
+  absl::Status Remove(uint64_t key, absl::FunctionRef<void()> wait_for_readers);
+  // Calls fn for every current entry (not those of flushed ports), in table order.
+  void ForEach(absl::FunctionRef<void(const FdbEntryView&)> fn) const;
   // Removes entries of flushed ports and, when max_age > 0, entries not seen for max_age
   // seconds. Calls wait_for_readers once before freeing what it removed.
   AgeResult Age(uint32_t now, uint32_t max_age, absl::FunctionRef<void()> wait_for_readers);

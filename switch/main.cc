@@ -23,6 +23,8 @@
 #include "absl/time/time.h"
 #include "ports/socket_path.h"
 #include "switch/bridge.h"
+#include "switch/control_commands.h"
+#include "switch/control_socket.h"
 #include "switch/eal_args.h"
 #include "switch/log.h"
 #include "switch/metrics.h"
@@ -122,14 +124,35 @@ int RunSwitch(const DaemonOptions& options, const EalPlan& plan) {
     Log("%s", started.message());
     return 1;
   }
+  std::unique_ptr<ControlSocket> control;
+  if (!options.ctl_socket.empty()) {
+    // Only the last directory level is created, as for the runtime directory.
+    std::string dir = options.ctl_socket.substr(0, options.ctl_socket.rfind('/'));
+    if (!dir.empty()) mkdir(dir.c_str(), 0755);
+    absl::StatusOr<std::unique_ptr<ControlSocket>> socket =
+        ControlSocket::Listen(options.ctl_socket, options.ctl_group);
+    if (!socket.ok()) {
+      Log("%s", socket.status().message());
+      (*bridge)->StopWorkers();
+      return 1;
+    }
+    control = *std::move(socket);
+    Log("hvswitchctl socket at %s", options.ctl_socket);
+  }
   if (options.uses_default_ports) PrintDefaultConfigurationHelp(options);
   Log("forwarding between %d ports", (*bridge)->ports().size());
 
   while (!g_stop.load()) {
     (*bridge)->Poll();
+    if (control) {
+      control->Poll([&](absl::string_view line) {
+        return ExecuteControlCommand(**bridge, line);
+      });
+    }
     absl::SleepFor(absl::Milliseconds(1));
   }
   Log("stopping");
+  control.reset();
   (*bridge)->StopWorkers();
   exposer.reset();
   return 0;

@@ -79,6 +79,11 @@ struct Parser {
       for (absl::string_view arg : absl::StrSplit(value, ' ', absl::SkipWhitespace())) {
         options.eal_args.emplace_back(arg);
       }
+    } else if (key == "ctl_socket") {
+      if (value.empty()) return absl::InvalidArgumentError("--ctl_socket is empty");
+      options.ctl_socket = std::string(value);
+    } else if (key == "ctl_group") {
+      options.ctl_group = std::string(value);
     } else if (key == "runtime_dir") {
       if (value.empty()) return absl::InvalidArgumentError("--runtime_dir is empty");
       options.runtime_dir = std::string(value);
@@ -201,6 +206,11 @@ absl::StatusOr<DaemonOptions> ParseDaemonOptions(const std::vector<std::string>&
     if (!status.ok()) return status;
   }
   DaemonOptions& options = parser.options;
+  if (options.ctl_socket.empty()) {
+    options.ctl_socket = absl::StrCat(options.runtime_dir, "/hvswitch.ctl");
+  } else if (options.ctl_socket == "none") {
+    options.ctl_socket.clear();
+  }
   if (options.ports.empty()) {
     options.ports = DefaultPorts(options.runtime_dir);
     options.uses_default_ports = true;
@@ -237,11 +247,15 @@ std::string UsageText() {
       (neither)    every VLAN, untagged frames in VLAN 0
       mtu=N        68-9000 (default 1500); larger frames are dropped (reason mtu)
       learn_limit=N  MACs the port may teach the FDB (default 0: no limit)
+      mac=MAC[,MAC...]  port security: the only source MACs accepted (up to 8)
+      lock=1       port security: only the first source MAC, until the guest goes
   --lcores=LIST           CPUs for poll-mode workers (default: the last CPU)
   --metrics_address=HOST:PORT|none   Prometheus endpoint (default 127.0.0.1:9417)
   --eal="ARGS"            extra EAL arguments, e.g. "--no-huge -m 1024"
   --runtime_dir=DIR       where the default configuration puts its sockets
                           (default /run/hvswitch)
+  --ctl_socket=PATH|none  hvswitchctl's socket (default RUNTIME_DIR/hvswitch.ctl)
+  --ctl_group=GROUP       a group whose members may use hvswitchctl (default: root only)
   --fdb_capacity=N        MAC table entries (default 65536)
   --fdb_aging=SECONDS     forget MACs not seen for this long (default 300; 0: never)
   --fdb_static=PORT,MAC[,vlan=N]   a MAC that lives on PORT: never aged or moved

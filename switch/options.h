@@ -28,6 +28,10 @@ struct DaemonOptions {
   std::string metrics_address{kDefaultMetricsAddress};  // empty: no endpoint
   std::vector<std::string> eal_args;
   std::string runtime_dir{kDefaultRuntimeDir};
+  // hvswitchctl's socket (default <runtime_dir>/hvswitch.ctl; empty after
+  // --ctl_socket=none) and the group that may use it besides root.
+  std::string ctl_socket;
+  std::string ctl_group;
   uint32_t fdb_capacity = 65536;
   uint32_t fdb_aging_seconds = 300;  // 0: never
   // Data-path tunables; the defaults are the sweet spot measured in tests/perf/results.md.

@@ -7,6 +7,7 @@ memif sockets in a temporary directory, metrics on 127.0.0.1.
 import atexit
 import json
 import os
+import pwd
 import re
 import select
 import signal
@@ -18,6 +19,7 @@ import urllib.request
 
 HVSWITCH = os.environ.get("HVSWITCH", "build/switch/hvswitch")
 HVS_GUEST = os.environ.get("HVS_GUEST", "build/tests/hvs_guest")
+HVSWITCHCTL = os.environ.get("HVSWITCHCTL", "build/switch/hvswitchctl")
 
 _live = []
 
@@ -113,11 +115,27 @@ class Daemon:
         args.append(f"--metrics_address=127.0.0.1:{self.metrics_port}" if metrics
                     else "--metrics_address=none")
         args.append(f"--eal={eal} --file-prefix=hvs-e2e-{os.getpid()}-{id(self)}")
+        self.ctl_socket = os.path.join(self.dir, "hvswitch.ctl")
+        args.append(f"--ctl_socket={self.ctl_socket}")
         args += list(extra)
         self.log_path = os.path.join(self.dir, "hvswitch.log")
         self.log = open(self.log_path, "wb")
         self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT)
         _live.append(self.proc)
+
+    def ctl(self, *words, as_json=True, check=True, user=None):
+        """Runs hvswitchctl on this daemon's socket: the parsed JSON answer (as_json, check)
+        or the completed process. `user`: run it as that user, in its primary group (setpriv)."""
+        cmd = [HVSWITCHCTL, f"--socket={self.ctl_socket}"] + (["--json"] if as_json else [])
+        cmd += list(words)
+        if user:  # that user with its primary group only
+            gid = pwd.getpwnam(user).pw_gid
+            cmd = ["setpriv", f"--reuid={user}", f"--regid={gid}", "--clear-groups"] + cmd
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
+        if check and r.returncode != 0:
+            raise AssertionError(f"hvswitchctl {' '.join(words)}: exit {r.returncode}: "
+                                 f"{r.stderr.strip()}")
+        return json.loads(r.stdout) if as_json and check else r
 
     def output(self):
         with open(self.log_path, "rb") as f:

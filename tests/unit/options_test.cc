@@ -33,6 +33,21 @@ TEST(OptionsTest, NoPortMeansTheDefaultConfiguration) {
   EXPECT_EQ(o->metrics_address, "127.0.0.1:9417");
 }
 
+TEST(OptionsTest, ControlSocket) {
+  absl::StatusOr<DaemonOptions> o = Parse({"--runtime_dir=/tmp/r"});
+  ASSERT_TRUE(o.ok());
+  EXPECT_EQ(o->ctl_socket, "/tmp/r/hvswitch.ctl");
+  EXPECT_EQ(o->ctl_group, "");
+  o = Parse({"--ctl_socket=/x/ctl", "--ctl_group=kvm"});
+  ASSERT_TRUE(o.ok());
+  EXPECT_EQ(o->ctl_socket, "/x/ctl");
+  EXPECT_EQ(o->ctl_group, "kvm");
+  o = Parse({"--ctl_socket=none"});
+  ASSERT_TRUE(o.ok());
+  EXPECT_EQ(o->ctl_socket, "");
+  EXPECT_FALSE(Parse({"--ctl_socket="}).ok());
+}
+
 TEST(OptionsTest, RepeatedPortsAndEveryOption) {
   absl::StatusOr<DaemonOptions> o =
       Parse({"--port=a,type=vhost-user,path=/a", "--port", "b,type=memif,path=/b",

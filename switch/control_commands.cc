@@ -1,0 +1,206 @@
+#include "switch/control_commands.h"
+
+#include <rte_ether.h>
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "switch/bridge.h"
+#include "switch/mac_key.h"
+
+namespace hvswitch {
+namespace {
+
+using nlohmann::json;
+
+json Error(absl::string_view message) {
+  return {{"ok", false}, {"error", std::string(message)}};
+}
+
+json Ok() { return {{"ok", true}}; }
+
+// `--name VALUE` options after the positional words; anything else is an error.
+struct Words {
+  std::vector<std::string> positional;
+  std::optional<std::string> port, vlan;
+};
+
+absl::StatusOr<Words> Split(const std::vector<std::string>& words, size_t from) {
+  Words out;
+  for (size_t i = from; i < words.size(); ++i) {
+    if (words[i] == "--port" || words[i] == "--vlan") {
+      if (i + 1 == words.size()) {
+        return absl::InvalidArgumentError(absl::StrCat(words[i], " needs a value"));
+      }
+      std::optional<std::string>& option = words[i] == "--port" ? out.port : out.vlan;
+      option = words[++i];
+    } else if (absl::StartsWith(words[i], "--")) {
+      return absl::InvalidArgumentError(absl::StrCat("unknown option ", words[i]));
+    } else {
+      out.positional.push_back(words[i]);
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<uint16_t> ParseVlan(const std::optional<std::string>& text) {
+  if (!text) return 0;
+  uint32_t vlan = 0;
+  if (!absl::SimpleAtoi(*text, &vlan) || vlan > 4094) {
+    return absl::InvalidArgumentError(absl::StrCat("--vlan must be 0-4094, not '", *text, "'"));
+  }
+  return static_cast<uint16_t>(vlan);
+}
+
+absl::StatusOr<uint64_t> ParseMacKey(const std::string& text, uint16_t vlan) {
+  rte_ether_addr mac;
+  if (rte_ether_unformat_addr(text.c_str(), &mac) != 0 || rte_is_multicast_ether_addr(&mac)) {
+    return absl::InvalidArgumentError(absl::StrCat("'", text, "' is not a unicast MAC"));
+  }
+  return MacKey(vlan, mac.addr_bytes);
+}
+
+absl::StatusOr<int> FindPort(const Bridge& bridge, const std::string& name) {
+  int p = bridge.PortIndex(name);
+  if (p < 0) return absl::NotFoundError(absl::StrCat("no port named '", name, "'"));
+  return p;
+}
+
+json PortJson(const Bridge& bridge, const PortSnapshot& port, size_t index, bool detail) {
+  json j = {{"name", port.name},       {"type", port.type},
+            {"up", port.up},           {"mac", port.mac},
+            {"mtu", port.mtu},         {"rx_packets", port.totals.rx_packets},
+            {"tx_packets", port.totals.tx_packets},
+            {"fdb_learned", port.fdb_learned}};
+  if (!detail) return j;
+  j["spec"] = bridge.ports()[index]->spec().ToString();
+  j["rx_bytes"] = port.totals.rx_bytes;
+  j["tx_bytes"] = port.totals.tx_bytes;
+  j["tx_bursts"] = port.totals.tx_bursts;
+  j["learn_limited"] = port.totals.learn_limited;
+  json rx_drops = {{"no_mbuf", port.rx_no_mbuf}}, tx_drops = json::object();
+  for (size_t r = 0; r < kRxDropNames.size(); ++r) {
+    rx_drops[std::string(kRxDropNames[r])] = port.totals.rx_drops[r];
+  }
+  for (size_t r = 0; r < kTxDropNames.size(); ++r) {
+    tx_drops[std::string(kTxDropNames[r])] = port.totals.tx_drops[r];
+  }
+  j["rx_drops"] = rx_drops;
+  j["tx_drops"] = tx_drops;
+  j["offload"] = {{"csum_hw", port.totals.csum_hw}, {"csum_sw", port.totals.csum_sw},
+                  {"tso_hw", port.totals.tso_hw},   {"tso_sw", port.totals.tso_sw}};
+  return j;
+}
+
+json PortCommand(Bridge& bridge, const Words& w) {
+  if (w.positional.empty()) return Error("port: list or show NAME");
+  const BridgeSnapshot snap = bridge.Snapshot();
+  if (w.positional[0] == "list" && w.positional.size() == 1) {
+    json ports = json::array();
+    for (size_t p = 0; p < snap.ports.size(); ++p) {
+      ports.push_back(PortJson(bridge, snap.ports[p], p, false));
+    }
+    return {{"ok", true}, {"ports", ports}};
+  }
+  if (w.positional[0] == "show" && w.positional.size() == 2) {
+    absl::StatusOr<int> p = FindPort(bridge, w.positional[1]);
+    if (!p.ok()) return Error(p.status().message());
+    return {{"ok", true}, {"port", PortJson(bridge, snap.ports[*p], *p, true)}};
+  }
+  return Error("port: list or show NAME");
+}
+
+json FdbCommand(Bridge& bridge, const Words& w) {
+  if (w.positional.empty()) return Error("fdb: show, flush, add or del");
+  const std::string& verb = w.positional[0];
+  std::optional<int> port;
+  if (w.port) {
+    absl::StatusOr<int> p = FindPort(bridge, *w.port);
+    if (!p.ok()) return Error(p.status().message());
+    port = *p;
+  }
+  absl::StatusOr<uint16_t> vlan = ParseVlan(w.vlan);
+  if (!vlan.ok()) return Error(vlan.status().message());
+  if (verb == "show" && w.positional.size() == 1) {
+    const uint32_t now = bridge.now();
+    json entries = json::array();
+    for (const FdbEntryView& e : bridge.FdbEntries()) {
+      if ((port && e.port != *port) || (w.vlan && KeyVlan(e.key) != *vlan)) continue;
+      json row = {{"mac", KeyMacString(e.key)},
+                  {"vlan", KeyVlan(e.key)},
+                  {"port", bridge.ports()[e.port]->spec().name},
+                  {"static", e.is_static}};
+      if (!e.is_static) row["age"] = now - e.last_seen;
+      entries.push_back(row);
+    }
+    return {{"ok", true}, {"entries", entries}};
+  }
+  if (verb == "flush" && w.positional.size() == 1 && !w.vlan) {
+    bridge.FlushFdb(port.value_or(-1));
+    return Ok();
+  }
+  if (verb == "add" && w.positional.size() == 3 && !w.port) {
+    absl::StatusOr<uint64_t> key = ParseMacKey(w.positional[2], *vlan);
+    if (!key.ok()) return Error(key.status().message());
+    absl::Status status = bridge.AddStaticMac({w.positional[1], *key});
+    return status.ok() ? Ok() : Error(status.message());
+  }
+  if (verb == "del" && w.positional.size() == 2 && !w.port) {
+    absl::StatusOr<uint64_t> key = ParseMacKey(w.positional[1], *vlan);
+    if (!key.ok()) return Error(key.status().message());
+    absl::Status status = bridge.RemoveMac(*key);
+    if (absl::IsNotFound(status)) {
+      return Error(absl::StrCat("no entry for ", w.positional[1], " in VLAN ", *vlan));
+    }
+    return status.ok() ? Ok() : Error(status.message());
+  }
+  return Error(
+      "fdb: show [--port P] [--vlan V] | flush [--port P] | add PORT MAC [--vlan V] | "
+      "del MAC [--vlan V]");
+}
+
+json StatsCommand(Bridge& bridge, const Words& w) {
+  if (w.positional.size() > 1) return Error("stats [PORT]");
+  const BridgeSnapshot snap = bridge.Snapshot();
+  json ports = json::array();
+  for (size_t p = 0; p < snap.ports.size(); ++p) {
+    if (!w.positional.empty() && snap.ports[p].name != w.positional[0]) continue;
+    ports.push_back(PortJson(bridge, snap.ports[p], p, true));
+  }
+  if (!w.positional.empty() && ports.empty()) {
+    return Error(absl::StrCat("no port named '", w.positional[0], "'"));
+  }
+  json fdb = {{"entries", snap.fdb_entries}, {"static", snap.fdb_static},
+              {"learned_total", snap.fdb_learned}, {"moves_total", snap.fdb_moves},
+              {"aged_total", snap.fdb_aged}, {"flushed_total", snap.fdb_flushed}};
+  return {{"ok", true}, {"ports", ports}, {"fdb", fdb}};
+}
+
+}  // namespace
+
+std::string ExecuteControlCommand(Bridge& bridge, absl::string_view line) {
+  std::vector<std::string> words = absl::StrSplit(line, ' ', absl::SkipWhitespace());
+  if (words.empty()) return Error("empty request").dump();
+  absl::StatusOr<Words> w = Split(words, 1);
+  if (!w.ok()) return Error(w.status().message()).dump();
+  json answer;
+  if (words[0] == "port") {
+    answer = PortCommand(bridge, *w);
+  } else if (words[0] == "fdb") {
+    answer = FdbCommand(bridge, *w);
+  } else if (words[0] == "stats") {
+    answer = StatsCommand(bridge, *w);
+  } else {
+    answer = Error(absl::StrCat("unknown command '", words[0], "': ", kControlCommandsHelp));
+  }
+  return answer.dump();
+}
+
+}  // namespace hvswitch

@@ -1,0 +1,23 @@
+// The requests hvswitchctl sends, executed on the bridge by the control thread. Each
+// request is one line of words (`port list`, `fdb show --port vm1`, ...); each answer one
+// JSON object: {"ok":true, ...} or {"ok":false,"error":"one line"}. hvswitchctl renders
+// the same objects as tables; scripts take them with --json.
+#pragma once
+
+#include <string>
+
+#include "absl/strings/string_view.h"
+
+namespace hvswitch {
+
+class Bridge;
+
+std::string ExecuteControlCommand(Bridge& bridge, absl::string_view line);
+
+// The commands, for hvswitchctl's help and the daemon's "unknown command" answer.
+inline constexpr absl::string_view kControlCommandsHelp =
+    "port list | port show NAME | fdb show [--port P] [--vlan V] | "
+    "fdb flush [--port P] | fdb add PORT MAC [--vlan V] | fdb del MAC [--vlan V] | "
+    "stats [PORT]";
+
+}  // namespace hvswitch

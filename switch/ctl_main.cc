@@ -1,0 +1,172 @@
+// hvswitchctl: the operator's command line for a running hvswitch, over its control socket.
+//   hvswitchctl [--socket=PATH] [--json] COMMAND...
+// Tables for people by default, the daemon's JSON with --json. An error is one line on
+// stderr and exit status 1 (2 for a usage error or no daemon to talk to).
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/match.h"
+#include "switch/control_commands.h"
+#include "switch/options.h"
+
+namespace {
+
+using nlohmann::json;
+
+constexpr char kUsage[] =
+    "usage: hvswitchctl [--socket=PATH] [--json] COMMAND\n"
+    "commands: port list | port show NAME | fdb show [--port P] [--vlan V] |\n"
+    "          fdb flush [--port P] | fdb add PORT MAC [--vlan V] | fdb del MAC [--vlan V] |\n"
+    "          stats [PORT]\n";
+
+int Fail(const std::string& message, int code) {
+  std::fprintf(stderr, "hvswitchctl: %s\n", message.c_str());
+  return code;
+}
+
+// Sends one request line, returns the answer line; empty with `error` set on failure.
+std::string Ask(const std::string& path, const std::string& request, std::string* error) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.size() >= sizeof(addr.sun_path)) {
+    *error = "socket path too long";
+    return {};
+  }
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0 || connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    *error = absl::StrCat("cannot connect to ", path, ": ", strerror(errno),
+                          errno == EACCES ? " (root or the daemon's --ctl_group only)"
+                                          : errno == ENOENT ? " (is hvswitch running?)" : "");
+    if (fd >= 0) close(fd);
+    return {};
+  }
+  std::string line = request + "\n";
+  std::string answer;
+  if (write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size())) {
+    char buf[65536];
+    for (ssize_t n; (n = read(fd, buf, sizeof(buf))) > 0;) answer.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  if (answer.empty()) *error = "no answer from hvswitch";
+  return answer;
+}
+
+// Columns padded to their widest cell.
+void PrintTable(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> width;
+  for (const auto& row : rows) {
+    width.resize(std::max(width.size(), row.size()));
+    for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  }
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t c = 0; c < row.size(); ++c) {
+      line += row[c];
+      if (c + 1 < row.size()) line += std::string(width[c] - row[c].size() + 2, ' ');
+    }
+    std::printf("%s\n", line.c_str());
+  }
+}
+
+std::string Text(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
+void PrintPortDetail(const json& port) {
+  for (const auto& [key, value] : port.items()) {
+    if (value.is_object()) {
+      std::vector<std::string> parts;
+      for (const auto& [k, v] : value.items()) parts.push_back(absl::StrCat(k, "=", Text(v)));
+      std::printf("%-14s %s\n", (key + ":").c_str(), absl::StrJoin(parts, " ").c_str());
+    } else {
+      std::printf("%-14s %s\n", (key + ":").c_str(), Text(value).c_str());
+    }
+  }
+}
+
+void Render(const std::vector<std::string>& words, const json& answer) {
+  if (answer.contains("entries")) {
+    std::vector<std::vector<std::string>> rows = {{"MAC", "VLAN", "PORT", "TYPE", "AGE"}};
+    for (const json& e : answer["entries"]) {
+      rows.push_back({e["mac"], Text(e["vlan"]), e["port"],
+                      e["static"].get<bool>() ? "static" : "learned",
+                      e.contains("age") ? Text(e["age"]) + "s" : "-"});
+    }
+    PrintTable(rows);
+  } else if (answer.contains("port")) {
+    PrintPortDetail(answer["port"]);
+  } else if (answer.contains("ports") && words[0] == "port") {
+    std::vector<std::vector<std::string>> rows = {
+        {"NAME", "TYPE", "LINK", "MTU", "MAC", "RX", "TX", "MACS"}};
+    for (const json& p : answer["ports"]) {
+      rows.push_back({p["name"], p["type"], p["up"].get<bool>() ? "up" : "down",
+                      Text(p["mtu"]), p["mac"], Text(p["rx_packets"]), Text(p["tx_packets"]),
+                      Text(p["fdb_learned"])});
+    }
+    PrintTable(rows);
+  } else if (answer.contains("ports")) {  // stats
+    std::vector<std::vector<std::string>> rows = {
+        {"PORT", "RX", "RX BYTES", "TX", "TX BYTES", "RX DROPS", "TX DROPS"}};
+    for (const json& p : answer["ports"]) {
+      uint64_t rx_drops = 0, tx_drops = 0;
+      for (const auto& [k, v] : p["rx_drops"].items()) rx_drops += v.get<uint64_t>();
+      for (const auto& [k, v] : p["tx_drops"].items()) tx_drops += v.get<uint64_t>();
+      rows.push_back({p["name"], Text(p["rx_packets"]), Text(p["rx_bytes"]),
+                      Text(p["tx_packets"]), Text(p["tx_bytes"]), std::to_string(rx_drops),
+                      std::to_string(tx_drops)});
+    }
+    PrintTable(rows);
+    const json& fdb = answer["fdb"];
+    std::printf("fdb: %s entries (%s static), learned %s, moves %s, aged %s, flushed %s\n",
+                Text(fdb["entries"]).c_str(), Text(fdb["static"]).c_str(),
+                Text(fdb["learned_total"]).c_str(), Text(fdb["moves_total"]).c_str(),
+                Text(fdb["aged_total"]).c_str(), Text(fdb["flushed_total"]).c_str());
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string socket_path = absl::StrCat(hvswitch::kDefaultRuntimeDir, "/hvswitch.ctl");
+  bool as_json = false;
+  std::vector<std::string> words;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (words.empty() && absl::StartsWith(arg, "--socket=")) {
+      socket_path = arg.substr(9);
+    } else if (words.empty() && arg == "--json") {
+      as_json = true;
+    } else if (words.empty() && (arg == "--help" || arg == "-h")) {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else {
+      words.push_back(arg);
+    }
+  }
+  if (words.empty()) {
+    std::fputs(kUsage, stderr);
+    return 2;
+  }
+  std::string error;
+  std::string answer = Ask(socket_path, absl::StrJoin(words, " "), &error);
+  if (answer.empty()) return Fail(error, 2);
+  json parsed = json::parse(answer, nullptr, false);
+  if (parsed.is_discarded() || !parsed.is_object()) return Fail("unreadable answer", 1);
+  if (!parsed.value("ok", false)) return Fail(parsed.value("error", "failed"), 1);
+  if (as_json) {
+    std::printf("%s\n", parsed.dump().c_str());
+  } else {
+    Render(words, parsed);
+  }
+  return 0;
+}

@@ -1,0 +1,141 @@
+"""hvswitchctl against the real daemon: every command, its JSON, its errors, and who may
+use the control socket.
+
+Ports a and b (vhost-user) and c (memif) with guests, a static MAC on c. Commands run as
+the test (root) with --json and are checked against what the guests did; bad commands
+exit non-zero with one line; a user outside the socket's group is refused by the file
+system, and one inside --ctl_group is let in.
+"""
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from harness import start_bridge, stop_bridge, wait_flow, wait_for  # noqa: E402
+
+A, B = "02:00:00:00:06:0a", "02:00:00:00:06:0b"
+STATIC = "02:00:00:00:06:5c"
+BCAST = "ff:ff:ff:ff:ff:ff"
+
+
+class CtlTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.sw, cls.guests = start_bridge(
+            [("a", "vhost-user", ""), ("b", "vhost-user", ",vlan=7"), ("c", "memif", "")],
+            extra=[f"--fdb_static=c,{STATIC}", "--ctl_group=nogroup"])
+
+    @classmethod
+    def tearDownClass(cls):
+        assert stop_bridge(cls.sw, cls.guests) == 0
+
+    def learn(self, guest, mac):
+        self.guests[guest].send(BCAST, mac, 1)
+        wait_for(lambda: any(e["mac"] == mac for e in self.sw.ctl("fdb", "show")["entries"]),
+                 10, f"{mac} learned")
+
+    def test_port_list_and_show(self):
+        ports = self.sw.ctl("port", "list")["ports"]
+        self.assertEqual([p["name"] for p in ports], ["a", "b", "c"])
+        self.assertTrue(all(p["up"] for p in ports))
+        self.assertEqual([p["type"] for p in ports], ["vhost-user", "vhost-user", "memif"])
+        before = self.sw.ctl("port", "show", "a")["port"]
+        seen = self.guests["c"].flow(A, BCAST)
+        self.guests["a"].send(BCAST, A, 5)
+        wait_flow(self.guests["c"], A, BCAST, seen + 5)
+        a = self.sw.ctl("port", "show", "a")["port"]
+        self.assertEqual(a["rx_packets"] - before["rx_packets"], 5)
+        self.assertEqual(a["rx_bytes"] - before["rx_bytes"], 5 * 64)
+        self.assertEqual(a["rx_packets"], self.sw.value("hvswitch_port_receive_packets_total",
+                                                        port="a"))
+        self.assertEqual(a["spec"], f"a,type=vhost-user,path={self.sw.dir}/a.sock")
+        self.assertEqual(set(a["rx_drops"]), {"no_mbuf", "malformed", "vlan", "hairpin",
+                                              "bad_offload", "spoofed"})
+        self.assertIn("offload", a)
+        b = self.sw.ctl("port", "show", "b")["port"]
+        self.assertIn("vlan=7", b["spec"])
+
+    def test_fdb_show_filters_add_del_flush(self):
+        self.learn("a", A)
+        self.learn("b", B)
+        entries = self.sw.ctl("fdb", "show")["entries"]
+        by_mac = {e["mac"]: e for e in entries}
+        self.assertEqual(by_mac[A]["port"], "a")
+        self.assertEqual(by_mac[A]["vlan"], 0)
+        self.assertFalse(by_mac[A]["static"])
+        self.assertGreaterEqual(by_mac[A]["age"], 0)
+        self.assertEqual(by_mac[B]["vlan"], 7)
+        self.assertEqual(by_mac[STATIC], {"mac": STATIC, "vlan": 0, "port": "c", "static": True})
+        only_a = self.sw.ctl("fdb", "show", "--port", "a")["entries"]
+        self.assertEqual({e["port"] for e in only_a}, {"a"})
+        vlan7 = self.sw.ctl("fdb", "show", "--vlan", "7")["entries"]
+        self.assertEqual([e["mac"] for e in vlan7], [B])
+        # A static entry added at run time steers traffic at once.
+        self.sw.ctl("fdb", "add", "b", "02:00:00:00:06:77", "--vlan", "7")
+        entry = [e for e in self.sw.ctl("fdb", "show", "--vlan", "7")["entries"]
+                 if e["mac"] == "02:00:00:00:06:77"]
+        self.assertEqual(entry, [{"mac": "02:00:00:00:06:77", "vlan": 7, "port": "b",
+                                  "static": True}])
+        self.sw.ctl("fdb", "del", "02:00:00:00:06:77", "--vlan", "7")
+        self.assertNotIn("02:00:00:00:06:77",
+                         [e["mac"] for e in self.sw.ctl("fdb", "show")["entries"]])
+        # Flushing one port forgets its learned MACs only; flushing all keeps statics.
+        self.sw.ctl("fdb", "flush", "--port", "a")
+        macs = [e["mac"] for e in self.sw.ctl("fdb", "show")["entries"]]
+        self.assertNotIn(A, macs)
+        self.assertIn(B, macs)
+        self.sw.ctl("fdb", "flush")
+        self.assertEqual([e["mac"] for e in self.sw.ctl("fdb", "show")["entries"]], [STATIC])
+
+    def test_stats(self):
+        stats = self.sw.ctl("stats")
+        self.assertEqual([p["name"] for p in stats["ports"]], ["a", "b", "c"])
+        self.assertEqual(stats["fdb"]["static"], 1)
+        one = self.sw.ctl("stats", "c")["ports"]
+        self.assertEqual([p["name"] for p in one], ["c"])
+        table = self.sw.ctl("stats", as_json=False)
+        self.assertEqual(table.returncode, 0)
+        self.assertTrue(table.stdout.startswith("PORT"), table.stdout)
+
+    def test_tables_for_people(self):
+        out = self.sw.ctl("port", "list", as_json=False).stdout.splitlines()
+        self.assertEqual(out[0].split(), ["NAME", "TYPE", "LINK", "MTU", "MAC", "RX", "TX", "MACS"])
+        self.assertEqual([line.split()[0] for line in out[1:]], ["a", "b", "c"])
+        fdb = self.sw.ctl("fdb", "show", "--port", "c", as_json=False).stdout.splitlines()
+        self.assertEqual(fdb[1].split(), [STATIC, "0", "c", "static", "-"])
+
+    def test_bad_commands_fail_with_one_line(self):
+        for words, message in (
+                (["bogus"], "unknown command 'bogus'"),
+                (["port", "show", "zz"], "no port named 'zz'"),
+                (["port"], "port: list or show NAME"),
+                (["fdb", "add", "zz", A], "no port named 'zz'"),
+                (["fdb", "add", "a", "01:00:5e:00:00:01"], "is not a unicast MAC"),
+                (["fdb", "add", "b", A, "--vlan", "5"], "does not carry VLAN 5"),
+                (["fdb", "del", "02:00:00:00:06:99"], "no entry for 02:00:00:00:06:99"),
+                (["fdb", "show", "--vlan", "5000"], "--vlan must be 0-4094"),
+                (["fdb", "show", "--port"], "--port needs a value"),
+                (["fdb", "show", "--colour", "red"], "unknown option --colour"),
+                (["stats", "zz"], "no port named 'zz'")):
+            r = self.sw.ctl(*words, check=False)
+            self.assertEqual(r.returncode, 1, words)
+            self.assertEqual(r.stdout, "", words)
+            self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+            self.assertIn(message, r.stderr, words)
+        r = self.sw.ctl(check=False)  # no command at all
+        self.assertEqual(r.returncode, 2)
+
+    def test_only_root_and_the_group_may_connect(self):
+        os.chmod(self.sw.dir, 0o755)  # let other users reach the socket file itself
+        refused = self.sw.ctl("port", "list", user="daemon", check=False)
+        self.assertEqual(refused.returncode, 2)
+        self.assertIn("Permission denied", refused.stderr)
+        # nobody in group nogroup (the daemon's --ctl_group) is let in
+        allowed = self.sw.ctl("port", "list", user="nobody", check=False)
+        self.assertEqual(allowed.returncode, 0, allowed.stderr)
+        mode = os.stat(self.sw.ctl_socket).st_mode & 0o777
+        self.assertEqual(mode, 0o660)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

@@ -3,6 +3,8 @@
 #include <rte_ether.h>
 
 #include <cstdint>
+#include <cstdio>
+#include <fstream>
 #include <optional>
 #include <vector>
 
@@ -14,6 +16,7 @@
 #include "absl/strings/str_split.h"
 #include "switch/bridge.h"
 #include "switch/mac_key.h"
+#include "switch/options.h"
 
 namespace hvswitch {
 namespace {
@@ -183,9 +186,39 @@ json StatsCommand(Bridge& bridge, const Words& w) {
   return {{"ok", true}, {"ports", ports}, {"fdb", fdb}};
 }
 
+// Writes the daemon's options with the FDB's current static entries to FILE (default
+// RUNTIME_DIR/hvswitch.conf), replacing it whole: `hvswitch --config=FILE` brings the same
+// switch back.
+json ConfigCommand(Bridge& bridge, const DaemonOptions& options, const Words& w) {
+  if (w.positional.empty() || w.positional[0] != "save" || w.positional.size() > 2 || w.port ||
+      w.vlan) {
+    return Error("config save [FILE]");
+  }
+  const std::string path = w.positional.size() == 2
+                               ? w.positional[1]
+                               : absl::StrCat(options.runtime_dir, "/hvswitch.conf");
+  DaemonOptions current = options;
+  current.static_macs.clear();
+  for (const FdbEntryView& e : bridge.FdbEntries()) {
+    if (e.is_static) current.static_macs.push_back({bridge.ports()[e.port]->spec().name, e.key});
+  }
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << ConfigText(current);
+    if (!out.flush()) return Error(absl::StrCat("cannot write ", tmp));
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return Error(absl::StrCat("cannot write ", path));
+  }
+  return {{"ok", true}, {"path", path}};
+}
+
 }  // namespace
 
-std::string ExecuteControlCommand(Bridge& bridge, absl::string_view line) {
+std::string ExecuteControlCommand(Bridge& bridge, const DaemonOptions& options,
+                                  absl::string_view line) {
   std::vector<std::string> words = absl::StrSplit(line, ' ', absl::SkipWhitespace());
   if (words.empty()) return Error("empty request").dump();
   absl::StatusOr<Words> w = Split(words, 1);
@@ -197,6 +230,8 @@ std::string ExecuteControlCommand(Bridge& bridge, absl::string_view line) {
     answer = FdbCommand(bridge, *w);
   } else if (words[0] == "stats") {
     answer = StatsCommand(bridge, *w);
+  } else if (words[0] == "config") {
+    answer = ConfigCommand(bridge, options, *w);
   } else {
     answer = Error(absl::StrCat("unknown command '", words[0], "': ", kControlCommandsHelp));
   }

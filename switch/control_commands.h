@@ -11,13 +11,17 @@
 namespace hvswitch {
 
 class Bridge;
+struct DaemonOptions;
 
-std::string ExecuteControlCommand(Bridge& bridge, absl::string_view line);
+// `options`: what the daemon was started with (config save writes them with the current
+// static MACs).
+std::string ExecuteControlCommand(Bridge& bridge, const DaemonOptions& options,
+                                  absl::string_view line);
 
 // The commands, for hvswitchctl's help and the daemon's "unknown command" answer.
 inline constexpr absl::string_view kControlCommandsHelp =
     "port list | port show NAME | fdb show [--port P] [--vlan V] | "
     "fdb flush [--port P] | fdb add PORT MAC [--vlan V] | fdb del MAC [--vlan V] | "
-    "stats [PORT]";
+    "stats [PORT] | config save [FILE]";
 
 }  // namespace hvswitch

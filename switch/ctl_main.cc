@@ -28,7 +28,7 @@ constexpr char kUsage[] =
     "usage: hvswitchctl [--socket=PATH] [--json] COMMAND\n"
     "commands: port list | port show NAME | fdb show [--port P] [--vlan V] |\n"
     "          fdb flush [--port P] | fdb add PORT MAC [--vlan V] | fdb del MAC [--vlan V] |\n"
-    "          stats [PORT]\n";
+    "          stats [PORT] | config save [FILE]\n";
 
 int Fail(const std::string& message, int code) {
   std::fprintf(stderr, "hvswitchctl: %s\n", message.c_str());
@@ -95,7 +95,9 @@ void PrintPortDetail(const json& port) {
 }
 
 void Render(const std::vector<std::string>& words, const json& answer) {
-  if (answer.contains("entries")) {
+  if (answer.contains("path")) {
+    std::printf("saved %s\n", answer["path"].get<std::string>().c_str());
+  } else if (answer.contains("entries")) {
     std::vector<std::vector<std::string>> rows = {{"MAC", "VLAN", "PORT", "TYPE", "AGE"}};
     for (const json& e : answer["entries"]) {
       rows.push_back({e["mac"], Text(e["vlan"]), e["port"],

@@ -146,7 +146,7 @@ int RunSwitch(const DaemonOptions& options, const EalPlan& plan) {
     (*bridge)->Poll();
     if (control) {
       control->Poll([&](absl::string_view line) {
-        return ExecuteControlCommand(**bridge, line);
+        return ExecuteControlCommand(**bridge, options, line);
       });
     }
     absl::SleepFor(absl::Milliseconds(1));

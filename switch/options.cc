@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "switch/datapath.h"
@@ -232,6 +233,40 @@ std::vector<PortSpec> DefaultPorts(absl::string_view runtime_dir) {
   ports[2].type = PortType::kMemif;
   ports[2].path = absl::StrCat(runtime_dir, "/memif.sock");
   return ports;
+}
+
+std::string ConfigText(const DaemonOptions& options) {
+  const DaemonOptions defaults;
+  std::string out = "# hvswitch configuration (hvswitchctl config save)\n";
+  for (const PortSpec& port : options.ports) absl::StrAppend(&out, "port=", port.ToString(), "\n");
+  for (const StaticMacSpec& mac : options.static_macs) {
+    absl::StrAppend(&out, "fdb_static=", mac.port, ",", KeyMacString(mac.key));
+    if (KeyVlan(mac.key) != 0) absl::StrAppend(&out, ",vlan=", KeyVlan(mac.key));
+    absl::StrAppend(&out, "\n");
+  }
+  if (!options.worker_cpus.empty()) {
+    absl::StrAppend(&out, "lcores=", absl::StrJoin(options.worker_cpus, ","), "\n");
+  }
+  absl::StrAppend(&out, "metrics_address=",
+                  options.metrics_address.empty() ? "none" : options.metrics_address, "\n");
+  if (!options.eal_args.empty()) {
+    absl::StrAppend(&out, "eal=", absl::StrJoin(options.eal_args, " "), "\n");
+  }
+  absl::StrAppend(&out, "runtime_dir=", options.runtime_dir, "\n");
+  absl::StrAppend(&out, "ctl_socket=", options.ctl_socket.empty() ? "none" : options.ctl_socket,
+                  "\n");
+  if (!options.ctl_group.empty()) absl::StrAppend(&out, "ctl_group=", options.ctl_group, "\n");
+  auto number = [&](absl::string_view key, uint64_t value, uint64_t default_value) {
+    if (value != default_value) absl::StrAppend(&out, key, "=", value, "\n");
+  };
+  number("fdb_capacity", options.fdb_capacity, defaults.fdb_capacity);
+  number("fdb_aging", options.fdb_aging_seconds, defaults.fdb_aging_seconds);
+  number("burst", options.burst, defaults.burst);
+  number("rx_descriptors", options.rx_descriptors, defaults.rx_descriptors);
+  number("tx_descriptors", options.tx_descriptors, defaults.tx_descriptors);
+  number("mbufs", options.mbufs, defaults.mbufs);
+  number("tx_flush_us", options.tx_flush_us, defaults.tx_flush_us);
+  return out;
 }
 
 std::string UsageText() {

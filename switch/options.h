@@ -57,4 +57,9 @@ std::vector<PortSpec> DefaultPorts(absl::string_view runtime_dir);
 
 std::string UsageText();
 
+// The options as a config file (`--config=FILE` reads it back into the same options):
+// every port, static MAC and setting that differs from its default. What
+// `hvswitchctl config save` writes, so that a restart brings back every port.
+std::string ConfigText(const DaemonOptions& options);
+
 }  // namespace hvswitch

@@ -118,7 +118,26 @@ class Daemon:
         self.ctl_socket = os.path.join(self.dir, "hvswitch.ctl")
         args.append(f"--ctl_socket={self.ctl_socket}")
         args += list(extra)
-        self.log_path = os.path.join(self.dir, "hvswitch.log")
+        self._start(args)
+
+    @classmethod
+    def from_config(cls, path, sockdir):
+        """hvswitch started with `--config=path` alone, as an operator restarts it from a
+        saved configuration; its metrics and control socket are the file's."""
+        self = cls.__new__(cls)
+        self.dir, self.netns, self.metrics_port = sockdir, None, None
+        with open(path) as f:
+            for line in f:
+                key, _, value = line.strip().partition("=")
+                if key == "metrics_address" and value != "none":
+                    self.metrics_port = int(value.rsplit(":", 1)[1])
+                elif key == "ctl_socket":
+                    self.ctl_socket = value
+        self._start([HVSWITCH, f"--config={path}"])
+        return self
+
+    def _start(self, args):
+        self.log_path = os.path.join(self.dir, f"hvswitch-{id(self)}.log")
         self.log = open(self.log_path, "wb")
         self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT)
         _live.append(self.proc)
@@ -185,9 +204,12 @@ class Daemon:
 class Guest:
     """An hvs_guest process attached to one socket, driven over its stdin/stdout."""
 
-    def __init__(self, kind, path, name, rx_csum=False, rx_tso=False):
+    def __init__(self, kind, path, name, rx_csum=False, rx_tso=False, server=False):
+        """server=True: a vhost-user guest that owns the socket (like QEMU in production),
+        for a port with client=1; it starts only once the switch connects, so call
+        wait_ready() after starting the switch."""
         if kind == "vhost-user":
-            vdev = f"net_virtio_user0,path={path}"
+            vdev = f"net_virtio_user0,path={path}" + (",server=1" if server else "")
         elif kind == "memif":
             vdev = f"net_memif0,role=client,socket={path},socket-abstract=no"
         else:
@@ -207,9 +229,13 @@ class Guest:
                                      stderr=subprocess.DEVNULL)
         _live.append(self.proc)
         self._buf = b""
-        ready = self._read_line(30)
+        if not server:
+            self.wait_ready()
+
+    def wait_ready(self, timeout=30):
+        ready = self._read_line(timeout)
         if json.loads(ready).get("ready") != 1:
-            raise AssertionError(f"guest {name} did not start: {ready}")
+            raise AssertionError(f"guest {self.name} did not start: {ready}")
 
     def _read_line(self, timeout):
         deadline = time.monotonic() + timeout

@@ -1,7 +1,8 @@
 // hvs_guest: a scriptable DPDK guest for the end-to-end tests. It owns one port (the
 // first ethdev: a virtio-user or memif client given with --vdev) and obeys one command
 // per line on stdin, answering each with one JSON line on stdout:
-//   link                       -> {"link":0|1}
+//   link                       -> {"link":0|1}   (a memif port that is down is restarted,
+//                                              which reconnects it)
 //   mac                        -> {"mac":"aa:bb:.."}
 //   (stats counts received frames per "SRC>DST", with "@VLAN" appended for tagged ones)
 //   send DST SRC COUNT [SIZE]  -> {"sent":N}   frames DST<-SRC, ethertype 0x88b5,
@@ -163,6 +164,12 @@ struct Guest {
     });
   }
 
+  static bool IsMemif() {
+    rte_eth_dev_info info{};
+    return rte_eth_dev_info_get(kPort, &info) == 0 &&
+           std::strcmp(info.driver_name, "net_memif") == 0;
+  }
+
   std::string Handle(const std::string& line, bool* quit) {
     std::istringstream in(line);
     std::string cmd;
@@ -170,6 +177,13 @@ struct Guest {
     if (cmd == "link") {
       rte_eth_link link{};
       rte_eth_link_get_nowait(kPort, &link);
+      if (link.link_status == 0 && IsMemif()) {
+        // DPDK's memif client connects only when started: a guest reconnects to a
+        // restarted switch by restarting its port (VPP's libmemif does it by itself).
+        rte_eth_dev_stop(kPort);
+        rte_eth_dev_start(kPort);
+        rte_eth_link_get_nowait(kPort, &link);
+      }
       return "{\"link\":" + std::to_string(link.link_status) + "}";
     }
     if (cmd == "mac") {

@@ -48,6 +48,45 @@ TEST(OptionsTest, ControlSocket) {
   EXPECT_FALSE(Parse({"--ctl_socket="}).ok());
 }
 
+TEST(OptionsTest, ConfigTextReadsBackAsTheSameOptions) {
+  absl::StatusOr<DaemonOptions> o = Parse(
+      {"--port=a,type=vhost-user,path=/a,client=1,mac=02:00:00:00:00:01",
+       "--port=t,type=memif,path=/t,trunk=10,20-22,native=5,lock=1",
+       "--port=n,type=dpdk,queues=2,devargs=net_tap0,iface=x",
+       "--fdb_static=a,02:00:00:00:00:09,vlan=3", "--lcores=1,3",
+       "--metrics_address=none", "--eal=--no-huge -m 512", "--runtime_dir=/tmp/r",
+       "--ctl_group=kvm", "--fdb_capacity=1024", "--fdb_aging=0", "--burst=64",
+       "--rx_descriptors=512", "--tx_descriptors=2048", "--mbufs=9000", "--tx_flush_us=50"});
+  ASSERT_TRUE(o.ok()) << o.status();
+  const std::string path = ::testing::TempDir() + "/hvswitch-config-test.conf";
+  {
+    std::ofstream out(path);
+    out << ConfigText(*o);
+  }
+  absl::StatusOr<DaemonOptions> back = Parse({"--config=" + path});
+  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_EQ(back->ports.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(back->ports[i].ToString(), o->ports[i].ToString());
+  ASSERT_EQ(back->static_macs.size(), 1u);
+  EXPECT_EQ(back->static_macs[0].port, "a");
+  EXPECT_EQ(back->static_macs[0].key, o->static_macs[0].key);
+  EXPECT_EQ(back->worker_cpus, o->worker_cpus);
+  EXPECT_EQ(back->metrics_address, "");
+  EXPECT_EQ(back->eal_args, o->eal_args);
+  EXPECT_EQ(back->runtime_dir, "/tmp/r");
+  EXPECT_EQ(back->ctl_socket, "/tmp/r/hvswitch.ctl");
+  EXPECT_EQ(back->ctl_group, "kvm");
+  EXPECT_EQ(back->fdb_capacity, 1024u);
+  EXPECT_EQ(back->fdb_aging_seconds, 0u);
+  EXPECT_EQ(back->burst, 64);
+  EXPECT_EQ(back->rx_descriptors, 512);
+  EXPECT_EQ(back->tx_descriptors, 2048);
+  EXPECT_EQ(back->mbufs, 9000u);
+  EXPECT_EQ(back->tx_flush_us, 50u);
+  EXPECT_FALSE(back->uses_default_ports);
+  std::remove(path.c_str());
+}
+
 TEST(OptionsTest, RepeatedPortsAndEveryOption) {
   absl::StatusOr<DaemonOptions> o =
       Parse({"--port=a,type=vhost-user,path=/a", "--port", "b,type=memif,path=/b",

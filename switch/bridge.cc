@@ -370,6 +370,8 @@ void Bridge::FollowLinks() {
 
 BridgeSnapshot Bridge::Snapshot() const {
   BridgeSnapshot snap;
+  snap.mbufs = pool_->size;
+  snap.mbufs_in_use = rte_mempool_in_use_count(pool_);
   uint64_t up_mask = datapath_.up_mask.load(std::memory_order_relaxed);
   for (size_t p = 0; p < ports_.size(); ++p) {
     const Port& port = *ports_[p];

@@ -35,6 +35,7 @@ struct BridgeSnapshot {
   uint64_t fdb_static = 0;
   uint64_t fdb_static_refused = 0;
   uint64_t fdb_locked_refused = 0;  // moves refused for a connected secured guest's MAC
+  uint64_t mbufs = 0, mbufs_in_use = 0;  // the shared packet buffer pool
 };
 
 }  // namespace hvswitch

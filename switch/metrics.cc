@@ -157,6 +157,12 @@ std::vector<MetricFamily> RenderMetrics(const BridgeSnapshot& snap) {
   out.push_back(std::move(busy));
   out.push_back(std::move(idle));
 
+  out.push_back(Single("hvswitch_mbufs", "Packet buffers in the shared pool.",
+                       MetricType::Gauge, snap.mbufs));
+  out.push_back(Single("hvswitch_mbufs_in_use",
+                       "Packet buffers out of the pool now: in device rings, transmit "
+                       "queues or in flight. Rising while traffic is steady means a leak.",
+                       MetricType::Gauge, snap.mbufs_in_use));
   out.push_back(Single("hvswitch_fdb_entries",
                        "MAC addresses in the forwarding table, learned and static.",
                        MetricType::Gauge, snap.fdb_entries));

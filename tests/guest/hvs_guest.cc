@@ -4,6 +4,8 @@
 //   link                       -> {"link":0|1}   (a memif port that is down is restarted,
 //                                              which reconnects it)
 //   mac                        -> {"mac":"aa:bb:.."}
+//   stop / start               -> {"stopped":1} / {"started":1}   the port (disconnects
+//                                              from the switch / connects again)
 //   (stats counts received frames per "SRC>DST", with "@VLAN" appended for tagged ones)
 //   send DST SRC COUNT [SIZE]  -> {"sent":N}   frames DST<-SRC, ethertype 0x88b5,
 //                                              SIZE 60-9018 (jumbo frames as mbuf chains)
@@ -65,8 +67,10 @@ struct Guest {
   uint64_t l4_good = 0, l4_bad = 0, l4_partial = 0;
   uint64_t tcp_frames = 0, tcp_super = 0, tcp_payload = 0, tcp_broken = 0, tcp_max = 0;
   std::map<std::string, uint64_t> flows;
+  bool stopped = false;  // the port, by the stop command
 
   void Receive() {
+    if (stopped) return;
     rte_mbuf* pkts[32];
     uint16_t n = rte_eth_rx_burst(kPort, 0, pkts, 32);
     for (uint16_t i = 0; i < n; ++i) {
@@ -185,6 +189,14 @@ struct Guest {
         rte_eth_link_get_nowait(kPort, &link);
       }
       return "{\"link\":" + std::to_string(link.link_status) + "}";
+    }
+    if (cmd == "stop") {  // the guest's driver going away: disconnects from the switch
+      stopped = rte_eth_dev_stop(kPort) == 0;
+      return std::string("{\"stopped\":") + (stopped ? "1" : "0") + "}";
+    }
+    if (cmd == "start") {  // and coming back
+      stopped = rte_eth_dev_start(kPort) != 0;
+      return std::string("{\"started\":") + (stopped ? "0" : "1") + "}";
     }
     if (cmd == "mac") {
       rte_ether_addr a{};

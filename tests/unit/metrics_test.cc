@@ -49,6 +49,8 @@ TEST(MetricsTest, NamesLabelsAndValuesFollowTheMetricList) {
   snap.fdb_static = 15;
   snap.fdb_static_refused = 16;
   snap.fdb_locked_refused = 21;
+  snap.mbufs = 4096;
+  snap.mbufs_in_use = 1234;
   snap.cores = {{1, 900, 100}};
 
   std::string text = Render(snap);
@@ -88,6 +90,8 @@ TEST(MetricsTest, NamesLabelsAndValuesFollowTheMetricList) {
   EXPECT_THAT(text, HasSubstr("hvswitch_port_fdb_entries{port=\"vm1\"} 14\n"));
   EXPECT_THAT(text, HasSubstr("hvswitch_fdb_static_entries 15\n"));
   EXPECT_THAT(text, HasSubstr("hvswitch_fdb_locked_move_refused_total 21\n"));
+  EXPECT_THAT(text, HasSubstr("hvswitch_mbufs 4096\n"));
+  EXPECT_THAT(text, HasSubstr("hvswitch_mbufs_in_use 1234\n"));
   EXPECT_THAT(text, HasSubstr(
       "hvswitch_port_offload_total{port=\"vm1\",kind=\"csum\",how=\"hw\"} 17\n"));
   EXPECT_THAT(text, HasSubstr(

@@ -6,6 +6,7 @@ production; here virtio-user with server=1) and a memif port. After the restart 
 comes back from the saved file, the guests reconnect (vhost-user: hvswitch connects to
 them again; memif: the guest restarts its port when it sees the link down), a static MAC
 added at run time is there again, and traffic flows. The same guest processes throughout.
+Then a guest restarts on its own and hvswitch connects to its new socket.
 """
 import os
 import sys
@@ -70,6 +71,16 @@ class RestartTest(unittest.TestCase):
             g2.send(STATIC, G2, 2)  # the static entry steers to m1 without learning
             wait_flow(m1, G2, STATIC, 2)
             self.assertEqual(g1.flow(G2, STATIC), 0)
+            # A guest restarting on its own (QEMU restarted): hvswitch, the client, keeps
+            # trying its socket and connects to the new one.
+            g1.quit()
+            sw.wait_port_up("g1", up=False)
+            g1 = guests[0] = Guest("vhost-user", f"{d}/g1.sock", "g1", server=True)
+            g1.wait_ready()
+            g1.wait_link()
+            sw.wait_port_up("g1")
+            g2.send(BCAST, G2, 1)
+            wait_flow(g1, G2, BCAST, 1)
         finally:
             for guest in guests:
                 guest.quit()

@@ -122,6 +122,7 @@ std::string PortSpec::ToString() const {
     absl::StrAppend(&out, i == 0 ? ",mac=" : ",", absl::AsciiStrToLower(text));
   }
   if (lock_mac) absl::StrAppend(&out, ",lock=1");
+  if (quota != 0) absl::StrAppend(&out, ",quota=", quota);
   if (type == PortType::kDpdk) {
     if (queues != 1) absl::StrAppend(&out, ",queues=", queues);
     absl::StrAppend(&out, ",devargs=", devargs);
@@ -158,7 +159,8 @@ absl::StatusOr<PortSpec> ParsePortSpec(absl::string_view text) {
 
   bool has_type = false, has_path = false, has_client = false, has_queues = false,
        has_id = false, has_vlan = false, has_trunk = false, has_native = false,
-       has_mtu = false, has_learn_limit = false, has_mac = false, has_lock = false;
+       has_mtu = false, has_learn_limit = false, has_mac = false, has_lock = false,
+       has_quota = false;
   for (size_t i = 1; i < fields.size(); ++i) {
     std::pair<absl::string_view, absl::string_view> kv =
         absl::StrSplit(fields[i], absl::MaxSplits('=', 1));
@@ -243,6 +245,12 @@ absl::StatusOr<PortSpec> ParsePortSpec(absl::string_view text) {
       if (spec.allowed_macs.size() > kMaxPortMacs) {
         return PortError(spec.name, absl::StrCat("mac: at most ", kMaxPortMacs, " MACs"));
       }
+    } else if (key == "quota") {
+      status = once(has_quota);
+      if (!status.ok()) return status;
+      status = ParseInRange(spec.name, key, value, "a number of buffers", kMinQuota, kMaxQuota,
+                            spec.quota);
+      if (!status.ok()) return status;
     } else if (key == "lock") {
       status = once(has_lock);
       if (!status.ok()) return status;

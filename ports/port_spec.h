@@ -37,6 +37,9 @@ struct PortSpec {
   // first source MAC the port uses until it disconnects. Neither: any source.
   std::vector<uint64_t> allowed_macs;
   bool lock_mac = false;
+  // Packet buffers the port's received frames may hold at once (quota=N): the port gets a
+  // pool of its own, so that a guest cannot drain the shared one. 0: the shared pool.
+  uint32_t quota = 0;
 
   // True when hvswitch itself creates `path` and so must remove it on exit.
   bool OwnsSocket() const {
@@ -50,6 +53,7 @@ struct PortSpec {
 // `NAME,type=memif,path=SOCK[,id=N]` or `NAME,type=dpdk[,queues=N],devargs=DEVARGS`
 // (everything after `devargs=` verbatim), each with the common keys
 // `[,vlan=N | ,trunk=LIST[,native=N]][,mtu=N][,learn_limit=N][,mac=MAC[,MAC...] | ,lock=1]`
+// `[,quota=N]`
 // before devargs.
 // Errors name the port and the problem in one line.
 absl::StatusOr<PortSpec> ParsePortSpec(absl::string_view text);
@@ -58,6 +62,7 @@ inline constexpr uint16_t kMaxQueuesPerPort = 16;
 inline constexpr uint16_t kMinMtu = 68;    // IPv4's minimum
 inline constexpr uint16_t kMaxMtu = 9000;  // jumbo frames
 inline constexpr size_t kMaxPortMacs = 8;  // mac= list length
+inline constexpr uint32_t kMinQuota = 256, kMaxQuota = 1u << 20;  // quota= range
 
 // Parses a VLAN list such as `10,20,30-40` (VLANs 1-4094) into ascending unique ids.
 absl::StatusOr<std::vector<uint16_t>> ParseVlanList(absl::string_view text);

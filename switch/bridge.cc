@@ -52,9 +52,13 @@ absl::Status Bridge::Init() {
 
   for (size_t i = 0; i < config_.ports.size(); ++i) {
     const PortSpec& spec = config_.ports[i];
+    const PortQueues queues =
+        QueuesFor(spec, nb_workers, config_.rx_descriptors, config_.tx_descriptors);
+    absl::StatusOr<rte_mempool*> port_pool = CreatePortPool(spec, static_cast<int>(i), queues);
+    if (!port_pool.ok()) return port_pool.status();
+    port_pools_.push_back(*port_pool);
     absl::StatusOr<std::unique_ptr<Port>> port = Port::Open(
-        spec, static_cast<int>(i),
-        QueuesFor(spec, nb_workers, config_.rx_descriptors, config_.tx_descriptors), pool_);
+        spec, static_cast<int>(i), queues, *port_pool != nullptr ? *port_pool : pool_);
     if (!port.ok()) return port.status();
     DatapathPort& dp = datapath_.ports[i];
     dp.eth_port = (*port)->eth_port();
@@ -140,6 +144,33 @@ absl::Status Bridge::CreatePool(uint16_t nb_workers) {
   return absl::OkStatus();
 }
 
+// A port with a quota receives into a pool of its own of that many buffers: what its
+// frames hold (in flight, queued, copies made for floods and tags, segments) comes out of
+// it, and when it is empty the port's own traffic waits or is dropped, not the others'.
+absl::StatusOr<rte_mempool*> Bridge::CreatePortPool(const PortSpec& spec, int index,
+                                                    const PortQueues& queues) {
+  if (spec.quota == 0) return nullptr;
+  // A NIC fills its receive rings with buffers up front.
+  const uint32_t ring = spec.type == PortType::kDpdk
+                            ? uint32_t{queues.nb_rxq} * queues.rx_descriptors
+                            : 0;
+  if (spec.quota < ring + kMaxRxBurst) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "port '", spec.name, "': quota=", spec.quota, " is less than its receive rings hold (",
+        ring, ") plus a burst (", kMaxRxBurst, ")"));
+  }
+  const std::string name = absl::StrCat("hvs_q", index);
+  rte_mempool* pool = rte_pktmbuf_pool_create(
+      name.c_str(), spec.quota, std::min<uint32_t>(64, spec.quota / 8), 0,
+      RTE_MBUF_DEFAULT_BUF_SIZE, static_cast<int>(rte_socket_id()));
+  if (pool == nullptr) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "port '", spec.name, "': cannot create its pool of ", spec.quota, " buffers: ",
+        rte_strerror(rte_errno)));
+  }
+  return pool;
+}
+
 absl::Status Bridge::AddStaticMacs() {
   for (const StaticMacSpec& mac : config_.static_macs) {
     absl::Status status = AddStaticMac(mac);
@@ -221,6 +252,7 @@ Bridge::~Bridge() {
   workers_.clear();
   learn_queues_.clear();
   fdb_.reset();
+  for (rte_mempool* pool : port_pools_) rte_mempool_free(pool);
   if (pool_ != nullptr) rte_mempool_free(pool_);
 }
 
@@ -386,6 +418,10 @@ BridgeSnapshot Bridge::Snapshot() const {
     ps.totals.learn_limited += learn_refused_[p].load(std::memory_order_relaxed);
     ps.fdb_learned = fdb_->learned(static_cast<uint16_t>(p));
     ps.rx_no_mbuf = port.RxNoMbuf();
+    if (p < port_pools_.size() && port_pools_[p] != nullptr) {
+      ps.quota = port_pools_[p]->size;
+      ps.buffers_in_use = rte_mempool_in_use_count(port_pools_[p]);
+    }
     snap.ports.push_back(std::move(ps));
   }
   for (size_t w = 0; w < workers_.size(); ++w) {

@@ -82,6 +82,8 @@ class Bridge {
   explicit Bridge(const BridgeConfig& config) : config_(config) {}
   absl::Status Init();
   absl::Status CreatePool(uint16_t nb_workers);
+  absl::StatusOr<rte_mempool*> CreatePortPool(const PortSpec& spec, int index,
+                                              const PortQueues& queues);
   absl::Status AddStaticMacs();
   void ApplyLearnRequests(uint32_t now);
   void UpdateLearnLimits();
@@ -96,6 +98,8 @@ class Bridge {
 
   BridgeConfig config_;
   rte_mempool* pool_ = nullptr;
+  // Per port: its own pool when it has a quota (quota=N), else null (the shared pool).
+  std::vector<rte_mempool*> port_pools_;
   std::unique_ptr<Fdb> fdb_;
   std::vector<std::unique_ptr<Port>> ports_;
   Datapath datapath_;

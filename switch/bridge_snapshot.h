@@ -16,6 +16,8 @@ struct PortSnapshot {
   uint32_t mtu = 0;
   PortTotals totals;
   uint64_t rx_no_mbuf = 0;  // reported by the device
+  uint64_t quota = 0;           // buffers in the port's own pool (0: the shared pool)
+  uint64_t buffers_in_use = 0;  // of them, out of the pool now
   uint64_t fdb_learned = 0;  // current learned MACs on the port
 };
 

@@ -88,6 +88,10 @@ json PortJson(const Bridge& bridge, const PortSnapshot& port, size_t index, bool
   j["tx_bytes"] = port.totals.tx_bytes;
   j["tx_bursts"] = port.totals.tx_bursts;
   j["learn_limited"] = port.totals.learn_limited;
+  if (port.quota != 0) {
+    j["buffer_quota"] = port.quota;
+    j["buffers_in_use"] = port.buffers_in_use;
+  }
   json rx_drops = {{"no_mbuf", port.rx_no_mbuf}}, tx_drops = json::object();
   for (size_t r = 0; r < kRxDropNames.size(); ++r) {
     rx_drops[std::string(kRxDropNames[r])] = port.totals.rx_drops[r];

@@ -62,15 +62,19 @@ std::vector<MetricFamily> RenderMetrics(const BridgeSnapshot& snap) {
   MetricFamily rx_drop = Family(
       "hvswitch_port_receive_drop_total",
       "Frames dropped after receive, by reason. no_mbuf: the buffer pool ran dry (raise it "
-      "or find who holds buffers); malformed: runt or group-source frames from the port; "
+      "or find who holds buffers); quota: the port's own buffers (quota=) ran out, so its "
+      "frames were dropped by the device instead of drawing on the shared pool; malformed: runt or group-source frames from the port; "
       "vlan: tagged frames on an access port, or frames in a VLAN the port does not carry "
       "(a guest or trunk misconfigured); bad_offload: a partial checksum on a frame whose "
       "TCP/UDP headers are missing or inconsistent (a broken or hostile guest); "
       "hairpin: destination learned on the ingress port itself (a loop or a confused peer).",
       MetricType::Counter);
   for (const PortSnapshot& port : snap.ports) {
+    // A port with a quota draws on its own pool: running dry there is the quota.
     AddSample(rx_drop, {{"port", port.name}, {"reason", "no_mbuf"}},
-              static_cast<double>(port.rx_no_mbuf));
+              static_cast<double>(port.quota == 0 ? port.rx_no_mbuf : 0));
+    AddSample(rx_drop, {{"port", port.name}, {"reason", "quota"}},
+              static_cast<double>(port.quota == 0 ? 0 : port.rx_no_mbuf));
     for (size_t r = 0; r < kRxDropNames.size(); ++r) {
       AddSample(rx_drop, {{"port", port.name}, {"reason", std::string(kRxDropNames[r])}},
                 static_cast<double>(port.totals.rx_drops[r]));
@@ -157,6 +161,21 @@ std::vector<MetricFamily> RenderMetrics(const BridgeSnapshot& snap) {
   out.push_back(std::move(busy));
   out.push_back(std::move(idle));
 
+  MetricFamily quota = Family("hvswitch_port_buffer_quota",
+                              "Packet buffers a port with quota= may hold at once.",
+                              MetricType::Gauge);
+  MetricFamily in_use = Family(
+      "hvswitch_port_buffers_in_use",
+      "Packet buffers of a port with quota= out of its pool now (its frames in flight, "
+      "queued, or copied for floods); at the quota its further frames wait or drop.",
+      MetricType::Gauge);
+  for (const PortSnapshot& port : snap.ports) {
+    if (port.quota == 0) continue;
+    AddSample(quota, {{"port", port.name}}, static_cast<double>(port.quota));
+    AddSample(in_use, {{"port", port.name}}, static_cast<double>(port.buffers_in_use));
+  }
+  out.push_back(std::move(quota));
+  out.push_back(std::move(in_use));
   out.push_back(Single("hvswitch_mbufs", "Packet buffers in the shared pool.",
                        MetricType::Gauge, snap.mbufs));
   out.push_back(Single("hvswitch_mbufs_in_use",

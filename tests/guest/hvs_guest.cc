@@ -4,6 +4,8 @@
 //   link                       -> {"link":0|1}   (a memif port that is down is restarted,
 //                                              which reconnects it)
 //   mac                        -> {"mac":"aa:bb:.."}
+//   pause / resume             -> {"ok":1}     stop / go on taking frames from the port
+//                                              (a stalled VM: its ring fills up)
 //   stop / start               -> {"stopped":1} / {"started":1}   the port (disconnects
 //                                              from the switch / connects again)
 //   (stats counts received frames per "SRC>DST", with "@VLAN" appended for tagged ones)
@@ -68,9 +70,10 @@ struct Guest {
   uint64_t tcp_frames = 0, tcp_super = 0, tcp_payload = 0, tcp_broken = 0, tcp_max = 0;
   std::map<std::string, uint64_t> flows;
   bool stopped = false;  // the port, by the stop command
+  bool paused = false;   // receiving, by the pause command
 
   void Receive() {
-    if (stopped) return;
+    if (stopped || paused) return;
     rte_mbuf* pkts[32];
     uint16_t n = rte_eth_rx_burst(kPort, 0, pkts, 32);
     for (uint16_t i = 0; i < n; ++i) {
@@ -189,6 +192,10 @@ struct Guest {
         rte_eth_link_get_nowait(kPort, &link);
       }
       return "{\"link\":" + std::to_string(link.link_status) + "}";
+    }
+    if (cmd == "pause" || cmd == "resume") {  // a stalled VM: connected, not draining
+      paused = cmd == "pause";
+      return "{\"ok\":1}";
     }
     if (cmd == "stop") {  // the guest's driver going away: disconnects from the switch
       stopped = rte_eth_dev_stop(kPort) == 0;

@@ -8,6 +8,7 @@ namespace hvswitch {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 std::string Render(const BridgeSnapshot& snap) {
   return prometheus::TextSerializer().Serialize(RenderMetrics(snap));
@@ -51,6 +52,9 @@ TEST(MetricsTest, NamesLabelsAndValuesFollowTheMetricList) {
   snap.fdb_locked_refused = 21;
   snap.mbufs = 4096;
   snap.mbufs_in_use = 1234;
+  snap.ports[1].quota = 512;  // mem1 has a pool of its own
+  snap.ports[1].buffers_in_use = 77;
+  snap.ports[1].rx_no_mbuf = 3;
   snap.cores = {{1, 900, 100}};
 
   std::string text = Render(snap);
@@ -92,6 +96,15 @@ TEST(MetricsTest, NamesLabelsAndValuesFollowTheMetricList) {
   EXPECT_THAT(text, HasSubstr("hvswitch_fdb_locked_move_refused_total 21\n"));
   EXPECT_THAT(text, HasSubstr("hvswitch_mbufs 4096\n"));
   EXPECT_THAT(text, HasSubstr("hvswitch_mbufs_in_use 1234\n"));
+  EXPECT_THAT(text, HasSubstr("hvswitch_port_buffer_quota{port=\"mem1\"} 512\n"));
+  EXPECT_THAT(text, HasSubstr("hvswitch_port_buffers_in_use{port=\"mem1\"} 77\n"));
+  EXPECT_THAT(text, Not(HasSubstr("hvswitch_port_buffer_quota{port=\"vm1\"}")));
+  EXPECT_THAT(text, HasSubstr(
+      "hvswitch_port_receive_drop_total{port=\"mem1\",reason=\"quota\"} 3\n"));
+  EXPECT_THAT(text, HasSubstr(
+      "hvswitch_port_receive_drop_total{port=\"mem1\",reason=\"no_mbuf\"} 0\n"));
+  EXPECT_THAT(text, HasSubstr(
+      "hvswitch_port_receive_drop_total{port=\"vm1\",reason=\"quota\"} 0\n"));
   EXPECT_THAT(text, HasSubstr(
       "hvswitch_port_offload_total{port=\"vm1\",kind=\"csum\",how=\"hw\"} 17\n"));
   EXPECT_THAT(text, HasSubstr(

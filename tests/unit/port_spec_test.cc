@@ -53,7 +53,8 @@ TEST(PortSpecTest, RoundTripsThroughToString) {
                            "t,type=memif,path=/d,trunk=10,20-22,30,native=5",
                            "r,type=dpdk,mtu=9000,queues=4,devargs=0000:03:00.0",
                            "s,type=vhost-user,path=/e,mac=02:00:00:00:00:01,0a:bc:00:00:00:02",
-                           "l,type=memif,path=/f,vlan=3,lock=1"}) {
+                           "l,type=memif,path=/f,vlan=3,lock=1",
+                           "q,type=vhost-user,path=/h,quota=4096"}) {
     absl::StatusOr<PortSpec> spec = ParsePortSpec(text);
     ASSERT_TRUE(spec.ok());
     EXPECT_EQ(spec->ToString(), text);
@@ -151,6 +152,8 @@ INSTANTIATE_TEST_SUITE_P(
                 "02:00:00:00:00:07,02:00:00:00:00:08,02:00:00:00:00:09",
                 "mac: at most 8 MACs"},
         BadSpec{"p1,type=memif,path=/s,lock=2", "lock must be 0 or 1"},
+        BadSpec{"p1,type=memif,path=/s,quota=255", "quota must be a number of buffers from 256"},
+        BadSpec{"p1,type=memif,path=/s,quota=x", "quota must be"},
         BadSpec{"p1,type=memif,path=/s,lock=1,mac=02:00:00:00:00:01", "exclude each other"}));
 
 TEST(PortDevargsTest, EachTypeMapsToItsPmd) {

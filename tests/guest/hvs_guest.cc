@@ -71,6 +71,7 @@ struct Guest {
   std::map<std::string, uint64_t> flows;
   bool stopped = false;  // the port, by the stop command
   bool paused = false;   // receiving, by the pause command
+  uint64_t started_tsc = 0;  // when the port was last started
 
   void Receive() {
     if (stopped || paused) return;
@@ -184,11 +185,15 @@ struct Guest {
     if (cmd == "link") {
       rte_eth_link link{};
       rte_eth_link_get_nowait(kPort, &link);
-      if (link.link_status == 0 && IsMemif()) {
+      if (link.link_status == 0 && !stopped && IsMemif() &&
+          rte_get_tsc_cycles() - started_tsc > rte_get_tsc_hz()) {
         // DPDK's memif client connects only when started: a guest reconnects to a
         // restarted switch by restarting its port (VPP's libmemif does it by itself).
+        // Not within a second of the last start: stopping a memif client in the middle
+        // of its handshake crashes DPDK 22.11's memif interrupt thread.
         rte_eth_dev_stop(kPort);
         rte_eth_dev_start(kPort);
+        started_tsc = rte_get_tsc_cycles();
         rte_eth_link_get_nowait(kPort, &link);
       }
       return "{\"link\":" + std::to_string(link.link_status) + "}";
@@ -203,6 +208,7 @@ struct Guest {
     }
     if (cmd == "start") {  // and coming back
       stopped = rte_eth_dev_start(kPort) != 0;
+      started_tsc = rte_get_tsc_cycles();
       return std::string("{\"started\":") + (stopped ? "0" : "1") + "}";
     }
     if (cmd == "mac") {
@@ -337,6 +343,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "hvs_guest: cannot start port\n");
     return 1;
   }
+  guest.started_tsc = rte_get_tsc_cycles();
   std::printf("{\"ready\":1}\n");
   std::fflush(stdout);
 

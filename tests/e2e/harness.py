@@ -268,8 +268,11 @@ class Guest:
     def flow(self, src, dst):
         return self.stats()["flows"].get(f"{src}>{dst}", 0)
 
-    def wait_link(self, timeout=30):
-        wait_for(lambda: self.cmd("link")["link"] == 1, timeout, f"guest {self.name} link")
+    def wait_link(self, timeout=30, reconnect=False):
+        """reconnect=True: a memif guest restarts its port while it is down, as it must to
+        reach a restarted switch (DPDK's memif client connects only when started)."""
+        command = "link reconnect" if reconnect else "link"
+        wait_for(lambda: self.cmd(command)["link"] == 1, timeout, f"guest {self.name} link")
 
     def kill(self):
         self.proc.kill()

@@ -52,7 +52,7 @@ class RestartTest(unittest.TestCase):
             sw = Daemon.from_config(saved, d)
             sw.wait_ready()
             for guest in guests:
-                guest.wait_link()
+                guest.wait_link(reconnect=True)
                 sw.wait_port_up(guest.name)
             self.assertEqual([guest.proc.pid for guest in guests], pids)
             self.assertTrue(all(guest.proc.poll() is None for guest in guests))

@@ -1,8 +1,9 @@
 // hvs_guest: a scriptable DPDK guest for the end-to-end tests. It owns one port (the
 // first ethdev: a virtio-user or memif client given with --vdev) and obeys one command
 // per line on stdin, answering each with one JSON line on stdout:
-//   link                       -> {"link":0|1}   (a memif port that is down is restarted,
-//                                              which reconnects it)
+//   link [reconnect]           -> {"link":0|1}   with reconnect, a memif port that is down
+//                                              (and was started over a second ago) is
+//                                              restarted, which reconnects it
 //   mac                        -> {"mac":"aa:bb:.."}
 //   pause / resume             -> {"ok":1}     stop / go on taking frames from the port
 //                                              (a stalled VM: its ring fills up)
@@ -185,7 +186,9 @@ struct Guest {
     if (cmd == "link") {
       rte_eth_link link{};
       rte_eth_link_get_nowait(kPort, &link);
-      if (link.link_status == 0 && !stopped && IsMemif() &&
+      std::string reconnect;
+      in >> reconnect;
+      if (reconnect == "reconnect" && link.link_status == 0 && !stopped && IsMemif() &&
           rte_get_tsc_cycles() - started_tsc > rte_get_tsc_hz()) {
         // DPDK's memif client connects only when started: a guest reconnects to a
         // restarted switch by restarting its port (VPP's libmemif does it by itself).

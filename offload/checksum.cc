@@ -8,8 +8,6 @@
 namespace hvswitch {
 namespace {
 
-constexpr uint32_t kTcpChecksumAt = 16, kUdpChecksumAt = 6;
-
 void Store16(uint8_t* p, uint16_t v) { std::memcpy(p, &v, 2); }
 
 }  // namespace
@@ -41,7 +39,7 @@ uint16_t PseudoHeaderSum(const uint8_t* data, const HeaderLayout& layout, uint32
 bool FillL4Checksum(uint8_t* data, const HeaderLayout& layout) {
   if (layout.error != HeaderError::kNone || layout.l4 == L4Type::kOther) return false;
   uint8_t* l4 = data + layout.l4_offset();
-  uint8_t* field = l4 + (layout.l4 == L4Type::kTcp ? kTcpChecksumAt : kUdpChecksumAt);
+  uint8_t* field = data + layout.l4_checksum_offset();
   Store16(field, 0);
   const uint32_t l4_len = layout.l4_end - layout.l4_offset();
   uint32_t sum = __rte_raw_cksum(l4, l4_len, PseudoHeaderSum(data, layout, l4_len));

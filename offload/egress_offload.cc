@@ -17,16 +17,10 @@ namespace {
 
 using Result = EgressOutcome::Result;
 
-constexpr uint32_t kTcpChecksumAt = 16, kUdpChecksumAt = 6;
 constexpr uint64_t kTxRequests = RTE_MBUF_F_TX_L4_MASK | RTE_MBUF_F_TX_TCP_SEG |
                                  RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IPV6 |
                                  RTE_MBUF_F_TX_IP_CKSUM;
 constexpr uint64_t kRxState = RTE_MBUF_F_RX_L4_CKSUM_MASK | RTE_MBUF_F_RX_LRO;
-
-uint16_t ChecksumField(const HeaderLayout& layout) {
-  return static_cast<uint16_t>(layout.l4_offset() +
-                               (layout.l4 == L4Type::kTcp ? kTcpChecksumAt : kUdpChecksumAt));
-}
 
 void Store16(rte_mbuf* m, uint32_t at, uint16_t v) {
   std::memcpy(rte_pktmbuf_mtod_offset(m, uint8_t*, at), &v, 2);
@@ -56,7 +50,7 @@ bool CompleteChecksum(rte_mbuf* m, const HeaderLayout& layout) {
   if (rte_raw_cksum_mbuf(m, l4, layout.l4_end - l4, &raw) != 0) return false;
   uint16_t cksum = static_cast<uint16_t>(~raw);
   if (cksum == 0 && layout.l4 == L4Type::kUdp) cksum = 0xffff;
-  Store16(m, ChecksumField(layout), cksum);
+  Store16(m, layout.l4_checksum_offset(), cksum);
   return true;
 }
 
@@ -72,7 +66,7 @@ bool FinishSegment(rte_mbuf* seg, bool leave_checksum) {
     ip->hdr_checksum = rte_ipv4_cksum(ip);
   }
   const uint32_t l4_len = layout.l4_end - layout.l4_offset();
-  Store16(seg, ChecksumField(layout),
+  Store16(seg, layout.l4_checksum_offset(),
           PseudoHeaderSum(rte_pktmbuf_mtod(seg, const uint8_t*), layout, l4_len));
   if (leave_checksum) {
     RequestChecksum(seg, layout);

@@ -31,6 +31,8 @@ struct HeaderLayout {
 
   uint32_t l3_offset() const { return l2_len; }
   uint32_t l4_offset() const { return uint32_t{l2_len} + l3_len; }
+  // Where the TCP or UDP checksum field sits (TCP: byte 16 of its header, UDP: byte 6).
+  uint32_t l4_checksum_offset() const { return l4_offset() + (l4 == L4Type::kTcp ? 16 : 6); }
 };
 
 // Parses the headers in `data[0 .. available)` (the contiguous first segment) of a frame

@@ -290,6 +290,8 @@ void Bridge::PublishAllowedMacs(uint16_t port, const std::vector<uint64_t>& macs
     allowed.macs[i].store(macs[i], std::memory_order_relaxed);
   }
   allowed.count.store(static_cast<uint32_t>(macs.size()), std::memory_order_release);
+  const uint64_t bit = uint64_t{1} << port;
+  secured_ports_ = macs.empty() ? secured_ports_ & ~bit : secured_ports_ | bit;
 }
 
 bool Bridge::SecurityAllowsLearn(uint64_t key, uint16_t port) {
@@ -301,6 +303,9 @@ bool Bridge::SecurityAllowsLearn(uint64_t key, uint16_t port) {
   }
   const uint32_t n = allowed.count.load(std::memory_order_relaxed);
   if (n != 0 && !allowed.Allows(mac, n)) return false;
+  // Another port's own MAC may only be at stake where some other port is secured: no
+  // second lookup per learn request on a switch without port security.
+  if ((secured_ports_ & ~(uint64_t{1} << port)) == 0) return true;
   uint16_t owner = 0;
   if ((fdb_->LookupBulk(&key, 1, &owner) & 1) && owner != port &&
       ((datapath_.up_mask.load(std::memory_order_relaxed) >> owner) & 1)) {

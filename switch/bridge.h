@@ -114,6 +114,8 @@ class Bridge {
       fdb_static_refused_{0}, fdb_locked_refused_{0};
   // Learn requests refused for the learn limit (frames the workers did not catch).
   std::array<std::atomic<uint64_t>, kMaxPorts> learn_refused_{};
+  // Bit p set while port p has allowed source MACs (mac=, or locked under lock=1).
+  uint64_t secured_ports_ = 0;
   uint32_t move_log_second_ = 0, move_logs_this_second_ = 0;
 };
 

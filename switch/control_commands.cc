@@ -1,7 +1,5 @@
 #include "switch/control_commands.h"
 
-#include <rte_ether.h>
-
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
@@ -63,11 +61,9 @@ absl::StatusOr<uint16_t> ParseVlan(const std::optional<std::string>& text) {
 }
 
 absl::StatusOr<uint64_t> ParseMacKey(const std::string& text, uint16_t vlan) {
-  rte_ether_addr mac;
-  if (rte_ether_unformat_addr(text.c_str(), &mac) != 0 || rte_is_multicast_ether_addr(&mac)) {
-    return absl::InvalidArgumentError(absl::StrCat("'", text, "' is not a unicast MAC"));
-  }
-  return MacKey(vlan, mac.addr_bytes);
+  std::optional<uint64_t> key = ParseUnicastMacKey(text, vlan);
+  if (!key) return absl::InvalidArgumentError(absl::StrCat("'", text, "' is not a unicast MAC"));
+  return *key;
 }
 
 absl::StatusOr<int> FindPort(const Bridge& bridge, const std::string& name) {

@@ -22,7 +22,6 @@ constexpr uint16_t kPrefetchAhead = 4;
 // a guest that is merely slow gets its frames, a stalled one costs bounded work.
 constexpr int kTxRetries = 2;
 constexpr uint16_t kVlanTpid = RTE_BE16(RTE_ETHER_TYPE_VLAN);
-constexpr uint64_t kMacMask = 0xffffffffffff;
 
 template <typename Fn>
 void ForEachBit(uint64_t mask, Fn&& fn) {
@@ -87,7 +86,7 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
       uint64_t head, tail;
       std::memcpy(&head, eth, 8);      // destination MAC, 2 bytes of source
       std::memcpy(&tail, eth + 6, 8);  // source MAC, EtherType
-      const uint64_t src = tail & kMacMask;
+      const uint64_t src = KeyMac(tail);
       const bool tagged = (tail >> 48) == kVlanTpid;
       // A group source address is never valid (802.3); a tag must sit in the first segment.
       if (IsGroupKey(src) || (tagged && m->data_len < RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN)) {
@@ -107,7 +106,7 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
       }
       const uint64_t vlan_bits = uint64_t{vlan} << 48;
       const uint64_t src_key = src | vlan_bits;
-      const uint64_t dst_key = (head & kMacMask) | vlan_bits;
+      const uint64_t dst_key = KeyMac(head) | vlan_bits;
       const bool offload = kOffloadPort && ((m->ol_flags & RTE_MBUF_F_RX_LRO) ||
                                             (m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) ==
                                                 RTE_MBUF_F_RX_L4_CKSUM_NONE);
@@ -192,7 +191,7 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
   for (uint16_t r = 0; r < nb_runs; ++r) {
     const Run& run = runs[r];
     rte_mbuf** run_frames = frames + run.first;
-    if (nb_allowed != 0 && !allowed.Allows(run.src & kMacMask, nb_allowed)) {
+    if (nb_allowed != 0 && !allowed.Allows(KeyMac(run.src), nb_allowed)) {
       spoofed += run.len;  // never learned, never forwarded
       rte_pktmbuf_free_bulk(run_frames, run.len);
       continue;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 
 namespace hvswitch {
@@ -19,5 +20,9 @@ inline uint64_t KeyMac(uint64_t key) { return key & 0xffffffffffff; }  // withou
 inline uint16_t KeyVlan(uint64_t key) { return static_cast<uint16_t>(key >> 48); }
 
 std::string KeyMacString(uint64_t key);  // "aa:bb:cc:dd:ee:ff"
+
+// The key of a unicast MAC written "aa:bb:cc:dd:ee:ff" in `vlan`; nullopt for anything
+// else (not a MAC, or a group address).
+std::optional<uint64_t> ParseUnicastMacKey(const std::string& text, uint16_t vlan);
 
 }  // namespace hvswitch

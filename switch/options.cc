@@ -1,8 +1,7 @@
 #include "switch/options.h"
 
-#include <rte_ether.h>
-
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "absl/strings/string_view.h"
@@ -40,10 +39,6 @@ absl::StatusOr<StaticMacSpec> ParseStaticMac(absl::string_view text) {
   };
   std::vector<std::string> fields = absl::StrSplit(text, ',');
   if (fields.size() < 2 || fields.size() > 3 || fields[0].empty()) return bad();
-  rte_ether_addr mac{};
-  if (rte_ether_unformat_addr(fields[1].c_str(), &mac) != 0 || rte_is_multicast_ether_addr(&mac)) {
-    return bad();
-  }
   uint32_t vlan = 0;
   if (fields.size() == 3) {
     absl::string_view v = fields[2];
@@ -51,7 +46,9 @@ absl::StatusOr<StaticMacSpec> ParseStaticMac(absl::string_view text) {
       return bad();
     }
   }
-  return StaticMacSpec{fields[0], MacKey(static_cast<uint16_t>(vlan), mac.addr_bytes)};
+  std::optional<uint64_t> key = ParseUnicastMacKey(fields[1], static_cast<uint16_t>(vlan));
+  if (!key) return bad();
+  return StaticMacSpec{fields[0], *key};
 }
 
 struct Parser {

@@ -38,6 +38,15 @@ def free_port():
         return s.getsockname()[1]
 
 
+def in_netns(netns, *cmd):
+    """Runs a command in a network namespace; returns its output, fails with it."""
+    r = subprocess.run(["ip", "netns", "exec", netns, *cmd], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise AssertionError(f"{' '.join(cmd)} in {netns}: exit {r.returncode}\n"
+                             f"{r.stdout}{r.stderr}")
+    return r.stdout
+
+
 def wait_for(predicate, timeout=20.0, what="condition"):
     deadline = time.monotonic() + timeout
     while True:

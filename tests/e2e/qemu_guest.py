@@ -11,7 +11,7 @@ import select
 import subprocess
 import time
 
-from harness import Daemon, _live, wait_for
+from harness import Daemon, _live, in_netns, wait_for
 
 # Where tests/qemu/build_guest.sh puts the kernel and initramfs by default.
 GUEST_DIR = os.environ.get("HVS_QEMU_GUEST", os.path.realpath(
@@ -144,12 +144,7 @@ class GuestsAndHost:
 
     def ns(self, *cmd):
         """Runs a command in the host namespace; returns its output."""
-        r = subprocess.run(["ip", "netns", "exec", self.netns, *cmd], capture_output=True,
-                           text=True)
-        if r.returncode != 0:
-            raise AssertionError(f"{' '.join(cmd)} in {self.netns}: exit {r.returncode}\n"
-                                 f"{r.stdout}{r.stderr}")
-        return r.stdout
+        return in_netns(self.netns, *cmd)
 
     def iperf(self, guest, server, seconds, *options):
         """An iperf3 TCP stream from `guest` to `server`; returns the receiver's Mbit/s."""

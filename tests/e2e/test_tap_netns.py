@@ -17,7 +17,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import Daemon, Guest, wait_for  # noqa: E402
+from harness import Daemon, Guest, in_netns, wait_for  # noqa: E402
 
 A = "02:00:00:00:04:0a"
 NS = f"hvs-e2e-{os.getpid()}"
@@ -27,8 +27,7 @@ COUNT, PAYLOAD, MSS = 6, 20000, 1448
 
 
 def ns(*cmd):
-    return subprocess.run(["ip", "netns", "exec", NS, *cmd], check=True,
-                          capture_output=True, text=True).stdout
+    return in_netns(NS, *cmd)
 
 
 def snmp():

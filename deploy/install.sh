@@ -10,7 +10,7 @@ set -euo pipefail
 # The DPDK drivers hvswitch loads as plugins are named: with --no-install-recommends
 # the `dpdk` package alone would not bring them all.
 packages=(g++ meson ninja-build pkg-config python3 curl iproute2 procps coreutils
-          dpdk dpdk-dev libdpdk-dev libabsl-dev prometheus-cpp-dev
+          dpdk dpdk-dev libdpdk-dev libabsl-dev prometheus-cpp-dev nlohmann-json3-dev
           libgtest-dev libgmock-dev libbenchmark-dev
           librte-mempool-ring23 librte-net-vhost23 librte-net-memif23 librte-net-virtio23
           librte-net-ring23 librte-net-tap23 librte-net-af-packet23 librte-net-null23

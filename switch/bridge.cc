@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "ports/socket_path.h"
 #include "switch/log.h"
 #include "switch/mac_key.h"
 #include "switch/unmap_guard.h"
@@ -49,58 +50,17 @@ absl::Status Bridge::Init() {
   if (!fdb.ok()) return fdb.status();
   fdb_ = *std::move(fdb);
   datapath_.fdb = fdb_.get();
-
-  for (size_t i = 0; i < config_.ports.size(); ++i) {
-    const PortSpec& spec = config_.ports[i];
-    const PortQueues queues =
-        QueuesFor(spec, nb_workers, config_.rx_descriptors, config_.tx_descriptors);
-    absl::StatusOr<rte_mempool*> port_pool = CreatePortPool(spec, static_cast<int>(i), queues);
-    if (!port_pool.ok()) return port_pool.status();
-    port_pools_.push_back(*port_pool);
-    absl::StatusOr<std::unique_ptr<Port>> port = Port::Open(
-        spec, static_cast<int>(i), queues, *port_pool != nullptr ? *port_pool : pool_);
-    if (!port.ok()) return port.status();
-    DatapathPort& dp = datapath_.ports[i];
-    dp.eth_port = (*port)->eth_port();
-    dp.nb_txq = (*port)->queues().nb_txq;
-    dp.shared_tx = dp.nb_txq < nb_workers;
-    dp.rx_offload = (*port)->rx_offload();
-    const PeerOffloads nic = (*port)->Offloads();
-    dp.tx_prepare = spec.type == PortType::kDpdk && (nic.csum || nic.tso4);
-    if ((*port)->device_mtu() < spec.mtu) {
-      Log("port '%s': device reports MTU %d at most; it was configured so, and mtu=%d "
-          "still decides what hvswitch sends it", spec.name, (*port)->device_mtu(), spec.mtu);
-    }
-    if (dp.shared_tx) {
-      Log("port '%s': %d tx queues for %d workers: workers share them under a lock",
-          spec.name, dp.nb_txq, nb_workers);
-    }
-    ports_.push_back(*std::move(port));
-    Log("port '%s' (%s %s): ready, ethdev %d, mac %s", spec.name, PortTypeName(spec.type),
-        spec.type == PortType::kDpdk ? spec.devargs : spec.path, dp.eth_port,
-        ports_.back()->mac());
-  }
-  datapath_.Configure(config_.ports);  // ports_ were opened in this order
-  for (size_t p = 0; p < ports_.size(); ++p) {
-    PublishAllowedMacs(static_cast<uint16_t>(p), ports_[p]->spec().allowed_macs);
-  }
-  status = AddStaticMacs();
-  if (!status.ok()) return status;
+  ports_.resize(kMaxPorts);
+  port_pools_.assign(kMaxPorts, nullptr);
+  table_ = std::make_unique<PortTable>();
+  table_->Configure(std::vector<const PortSpec*>{});
+  datapath_.table.store(table_.get(), std::memory_order_release);
 
   counters_ = std::make_unique<WorkerCounters[]>(nb_workers);
   absl::StatusOr<std::unique_ptr<WorkerQuiescence>> quiescence =
       WorkerQuiescence::Create(nb_workers);
   if (!quiescence.ok()) return quiescence.status();
   quiescence_ = *std::move(quiescence);
-  // Receive queues go round-robin over the workers.
-  std::vector<std::vector<RxQueueRef>> rx(nb_workers);
-  size_t next = 0;
-  for (size_t p = 0; p < ports_.size(); ++p) {
-    for (uint16_t q = 0; q < ports_[p]->queues().nb_rxq; ++q) {
-      rx[next++ % nb_workers].push_back(
-          {static_cast<uint16_t>(p), ports_[p]->eth_port(), q});
-    }
-  }
   for (uint16_t w = 0; w < nb_workers; ++w) {
     absl::StatusOr<std::unique_ptr<LearnQueue>> learn =
         LearnQueue::Create(absl::StrCat("hvs_learn", w), 4096);
@@ -112,11 +72,186 @@ absl::Status Bridge::Init() {
     options.flush_cycles = rte_get_tsc_hz() / 1000000 * config_.tx_flush_us;
     options.flush_batch = std::min(config_.burst, kMaxBurst);
     workers_.push_back(std::make_unique<Worker>(options, datapath_, *learn_queues_.back(),
-                                                counters_[w], *quiescence_, std::move(rx[w]),
-                                                config_.burst, stop_workers_));
+                                                counters_[w], *quiescence_, config_.burst,
+                                                stop_workers_));
   }
+  // The startup ports are added as hvswitchctl adds ports, before the workers start.
+  for (const PortSpec& spec : config_.ports) {
+    status = AddPort(spec);
+    if (!status.ok()) return status;
+  }
+  status = AddStaticMacs();
+  if (!status.ok()) return status;
   FollowLinks();
   return absl::OkStatus();
+}
+
+absl::Status Bridge::AddPort(const PortSpec& spec) {
+  if (PortIndex(spec.name) >= 0) {
+    return absl::AlreadyExistsError(absl::StrCat("a port named '", spec.name, "' exists"));
+  }
+  int slot = -1;
+  for (size_t p = ports_.size(); p-- > 0;) {
+    if (ports_[p] == nullptr) {
+      slot = static_cast<int>(p);  // the lowest free one, in the end
+    } else if (spec.type != PortType::kDpdk && ports_[p]->spec().type != PortType::kDpdk &&
+               ports_[p]->spec().path == spec.path) {
+      return absl::AlreadyExistsError(absl::StrCat("port '", spec.name, "': socket ",
+                                                   spec.path, " belongs to port '",
+                                                   ports_[p]->spec().name, "'"));
+    }
+  }
+  if (slot < 0) {
+    return absl::ResourceExhaustedError(absl::StrCat("at most ", kMaxPorts, " ports"));
+  }
+  absl::Status status = PrepareSocketPath(spec);
+  if (!status.ok()) return status;
+  const uint16_t nb_workers = static_cast<uint16_t>(workers_.size());
+  const PortQueues queues =
+      QueuesFor(spec, nb_workers, config_.rx_descriptors, config_.tx_descriptors);
+  if (workers_running_ && spec.type == PortType::kDpdk && spec.quota == 0) {
+    // The shared pool was sized at startup for the ports then; a NIC fills its receive
+    // rings from it at once.
+    const uint32_t needs = uint32_t{queues.nb_rxq} * queues.rx_descriptors + 4096;
+    const uint32_t free = rte_mempool_avail_count(pool_);
+    if (free < needs) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "port '", spec.name, "': the shared buffer pool has ", free, " free buffers, the "
+          "port needs ", needs, ": give it a pool of its own (quota=N) or start hvswitch "
+          "with more --mbufs"));
+    }
+  }
+  absl::StatusOr<rte_mempool*> pool = CreatePortPool(spec, queues);
+  if (!pool.ok()) return pool.status();
+  absl::StatusOr<std::unique_ptr<Port>> port =
+      Port::Open(spec, static_cast<int>(next_device_++), queues,
+                 *pool != nullptr ? *pool : pool_);
+  if (!port.ok()) {
+    if (*pool != nullptr) rte_mempool_free(*pool);
+    return port.status();
+  }
+  std::unique_ptr<PortTable> table = NextTable(slot, &spec, port->get());
+  const DatapathPort& dp = table->ports[slot];
+  if ((*port)->device_mtu() < spec.mtu) {
+    Log("port '%s': device reports MTU %d at most; it was configured so, and mtu=%d "
+        "still decides what hvswitch sends it", spec.name, (*port)->device_mtu(), spec.mtu);
+  }
+  if (dp.shared_tx) {
+    Log("port '%s': %d tx queues for %d workers: workers share them under a lock",
+        spec.name, dp.nb_txq, nb_workers);
+  }
+  {
+    absl::MutexLock lock(&ports_mu_);
+    // No worker counts for an empty slot: the sums are what the slot's last port left.
+    PortTotals base;
+    for (size_t w = 0; w < workers_.size(); ++w) base.AddFrom(counters_[w].ports[slot]);
+    base.learn_limited += learn_refused_[slot].load(std::memory_order_relaxed);
+    counter_base_[slot] = base;
+    ports_[slot] = *std::move(port);
+    port_pools_[slot] = *pool;
+  }
+  PublishAllowedMacs(static_cast<uint16_t>(slot), spec.allowed_macs);
+  Publish(std::move(table));
+  Log("port '%s' (%s %s): ready, ethdev %d, mac %s", spec.name, PortTypeName(spec.type),
+      spec.type == PortType::kDpdk ? spec.devargs : spec.path, dp.eth_port,
+      ports_[slot]->mac());
+  return absl::OkStatus();
+}
+
+absl::Status Bridge::RemovePort(absl::string_view name) {
+  const int slot = PortIndex(name);
+  if (slot < 0) return absl::NotFoundError(absl::StrCat("no port named '", name, "'"));
+  const uint16_t p = static_cast<uint16_t>(slot);
+  // From here on no worker polls the port, sends to it or holds a frame for it.
+  Publish(NextTable(slot, nullptr, nullptr));
+  // Learn requests the workers made before: applied now, then flushed with the rest.
+  ApplyLearnRequests(datapath_.now_seconds.load(std::memory_order_relaxed));
+  fdb_->FlushPort(p);
+  for (const FdbEntryView& e : FdbEntries()) {
+    if (e.port == p && e.is_static) {
+      (void)fdb_->Remove(e.key, [this] { quiescence_->Synchronize(); });
+    }
+  }
+  UpdateLearnLimits();
+  PublishAllowedMacs(p, {});
+  const uint64_t keep = ~(uint64_t{1} << p);
+  datapath_.up_mask.fetch_and(keep, std::memory_order_relaxed);
+  datapath_.csum_capable_mask.fetch_and(keep, std::memory_order_relaxed);
+  datapath_.tso4_capable_mask.fetch_and(keep, std::memory_order_relaxed);
+  datapath_.tso6_capable_mask.fetch_and(keep, std::memory_order_relaxed);
+  std::unique_ptr<Port> port;
+  rte_mempool* pool = nullptr;
+  {
+    absl::MutexLock lock(&ports_mu_);
+    port = std::move(ports_[slot]);
+    pool = port_pools_[slot];
+    port_pools_[slot] = nullptr;
+  }
+  const std::string port_name = port->spec().name;
+  port.reset();  // stops and closes the device, removes a socket hvswitch created
+  RetirePool(pool);
+  Log("port '%s': removed", port_name);
+  return absl::OkStatus();
+}
+
+std::unique_ptr<PortTable> Bridge::NextTable(int slot, const PortSpec* spec,
+                                             const Port* port) const {
+  auto table = std::make_unique<PortTable>(*table_);
+  std::vector<const PortSpec*> specs(kMaxPorts, nullptr);
+  for (size_t p = 0; p < ports_.size(); ++p) {
+    if (ports_[p] != nullptr) specs[p] = &ports_[p]->spec();
+  }
+  specs[slot] = spec;
+  table->Configure(specs);
+  for (std::vector<RxQueueRef>& rx : table->rx) {
+    std::erase_if(rx, [slot](const RxQueueRef& q) { return q.port == slot; });
+  }
+  if (port == nullptr) return table;
+  const uint16_t nb_workers = static_cast<uint16_t>(workers_.size());
+  DatapathPort& dp = table->ports[slot];
+  dp.eth_port = port->eth_port();
+  dp.nb_txq = port->queues().nb_txq;
+  dp.shared_tx = dp.nb_txq < nb_workers;
+  dp.rx_offload = port->rx_offload();
+  const PeerOffloads nic = port->Offloads();
+  dp.tx_prepare = spec->type == PortType::kDpdk && (nic.csum || nic.tso4);
+  // Each receive queue goes to the worker that polls the fewest; the others stay where
+  // they are.
+  for (uint16_t q = 0; q < port->queues().nb_rxq; ++q) {
+    auto least = std::min_element(table->rx.begin(), table->rx.begin() + nb_workers,
+                                  [](const auto& a, const auto& b) { return a.size() < b.size(); });
+    least->push_back({static_cast<uint16_t>(slot), port->eth_port(), q});
+  }
+  return table;
+}
+
+void Bridge::Publish(std::unique_ptr<PortTable> table) {
+  std::unique_ptr<PortTable> old = std::move(table_);
+  table_ = std::move(table);
+  datapath_.table.store(table_.get(), std::memory_order_release);
+  quiescence_->Synchronize();
+}
+
+void Bridge::RetirePool(rte_mempool* pool) {
+  if (pool == nullptr) return;
+  retired_pools_.push_back(pool);
+  FreeReturnedPools();
+}
+
+void Bridge::FreeReturnedPools() {
+  std::erase_if(retired_pools_, [](rte_mempool* pool) {
+    if (rte_mempool_in_use_count(pool) != 0) return false;
+    rte_mempool_free(pool);
+    return true;
+  });
+}
+
+std::vector<PortSpec> Bridge::PortSpecs() const {
+  std::vector<PortSpec> specs;
+  for (const auto& port : ports_) {
+    if (port != nullptr) specs.push_back(port->spec());
+  }
+  return specs;
 }
 
 absl::Status Bridge::CreatePool(uint16_t nb_workers) {
@@ -147,7 +282,7 @@ absl::Status Bridge::CreatePool(uint16_t nb_workers) {
 // A port with a quota receives into a pool of its own of that many buffers: what its
 // frames hold (in flight, queued, copies made for floods and tags, segments) comes out of
 // it, and when it is empty the port's own traffic waits or is dropped, not the others'.
-absl::StatusOr<rte_mempool*> Bridge::CreatePortPool(const PortSpec& spec, int index,
+absl::StatusOr<rte_mempool*> Bridge::CreatePortPool(const PortSpec& spec,
                                                     const PortQueues& queues) {
   if (spec.quota == 0) return nullptr;
   // A NIC fills its receive rings with buffers up front.
@@ -159,7 +294,8 @@ absl::StatusOr<rte_mempool*> Bridge::CreatePortPool(const PortSpec& spec, int in
         "port '", spec.name, "': quota=", spec.quota, " is less than its receive rings hold (",
         ring, ") plus a burst (", kMaxRxBurst, ")"));
   }
-  const std::string name = absl::StrCat("hvs_q", index);
+  // Named uniquely: a removed port's pool may outlive it while its buffers come back.
+  const std::string name = absl::StrCat("hvs_q", next_pool_++);
   rte_mempool* pool = rte_pktmbuf_pool_create(
       name.c_str(), spec.quota, std::min<uint32_t>(64, spec.quota / 8), 0,
       RTE_MBUF_DEFAULT_BUF_SIZE, static_cast<int>(rte_socket_id()));
@@ -186,7 +322,7 @@ absl::Status Bridge::AddStaticMac(const StaticMacSpec& mac) {
                                                    ": no port named '", mac.port, "'"));
   }
   uint16_t vlan = KeyVlan(mac.key);
-  if (!((datapath_.vlans.members[vlan] >> p) & 1)) {
+  if (!((table_->vlans.members[vlan] >> p) & 1)) {
     return absl::InvalidArgumentError(absl::StrCat("static MAC ", KeyMacString(mac.key),
                                                    ": port '", mac.port,
                                                    "' does not carry VLAN ", vlan));
@@ -196,7 +332,7 @@ absl::Status Bridge::AddStaticMac(const StaticMacSpec& mac) {
 
 int Bridge::PortIndex(absl::string_view name) const {
   for (size_t p = 0; p < ports_.size(); ++p) {
-    if (ports_[p]->spec().name == name) return static_cast<int>(p);
+    if (ports_[p] != nullptr && ports_[p]->spec().name == name) return static_cast<int>(p);
   }
   return -1;
 }
@@ -209,7 +345,9 @@ std::vector<FdbEntryView> Bridge::FdbEntries() const {
 
 void Bridge::FlushFdb(int port) {
   for (size_t p = 0; p < ports_.size(); ++p) {
-    if (port < 0 || static_cast<size_t>(port) == p) fdb_->FlushPort(static_cast<uint16_t>(p));
+    if (ports_[p] != nullptr && (port < 0 || static_cast<size_t>(port) == p)) {
+      fdb_->FlushPort(static_cast<uint16_t>(p));
+    }
   }
 }
 
@@ -229,7 +367,7 @@ absl::Status Bridge::StartWorkers() {
     }
     workers_running_ = true;
     std::string queues;
-    for (const RxQueueRef& q : workers_[w]->rx_queues()) {
+    for (const RxQueueRef& q : table_->rx[w]) {
       absl::StrAppend(&queues, queues.empty() ? "" : " ", ports_[q.port]->spec().name, "/", q.queue);
     }
     Log("worker %d on lcore %d polls %s", w, config_.worker_lcores[w], queues);
@@ -253,6 +391,7 @@ Bridge::~Bridge() {
   learn_queues_.clear();
   fdb_.reset();
   for (rte_mempool* pool : port_pools_) rte_mempool_free(pool);
+  for (rte_mempool* pool : retired_pools_) rte_mempool_free(pool);
   if (pool_ != nullptr) rte_mempool_free(pool_);
 }
 
@@ -269,6 +408,7 @@ void Bridge::Poll() {
     fdb_aged_.fetch_add(aged.aged, std::memory_order_relaxed);
     fdb_flushed_.fetch_add(aged.flushed, std::memory_order_relaxed);
     UpdateLearnLimits();
+    FreeReturnedPools();
   }
 }
 
@@ -325,7 +465,8 @@ void Bridge::ApplyLearnRequests(uint32_t now) {
     unsigned n = queue->Drain(requests, 256);
     for (unsigned i = 0; i < n; ++i) {
       uint16_t port = static_cast<uint16_t>(requests[i].port);
-      if (!SecurityAllowsLearn(requests[i].key, port)) continue;
+      // A request from a port removed meanwhile.
+      if (ports_[port] == nullptr || !SecurityAllowsLearn(requests[i].key, port)) continue;
       switch (fdb_->Learn(requests[i].key, port, now, ports_[port]->spec().learn_limit)) {
         case LearnResult::kAdded:
           fdb_learned_.fetch_add(1, std::memory_order_relaxed);
@@ -353,6 +494,7 @@ void Bridge::ApplyLearnRequests(uint32_t now) {
 void Bridge::UpdateLearnLimits() {
   uint64_t blocked = 0;
   for (size_t p = 0; p < ports_.size(); ++p) {
+    if (ports_[p] == nullptr) continue;
     uint32_t limit = ports_[p]->spec().learn_limit;
     if (limit != 0 && fdb_->learned(static_cast<uint16_t>(p)) >= limit) {
       blocked |= uint64_t{1} << p;
@@ -365,7 +507,7 @@ void Bridge::FollowLinks() {
   uint64_t old_mask = datapath_.up_mask.load(std::memory_order_relaxed);
   uint64_t mask = 0, csum = 0, tso4 = 0, tso6 = 0;
   for (size_t p = 0; p < ports_.size(); ++p) {
-    if (!ports_[p]->LinkUp()) continue;
+    if (ports_[p] == nullptr || !ports_[p]->LinkUp()) continue;
     const uint64_t bit = uint64_t{1} << p;
     mask |= bit;
     // Asked every time: a guest may reconnect with other features between two looks.
@@ -410,10 +552,14 @@ BridgeSnapshot Bridge::Snapshot() const {
   snap.mbufs = pool_->size;
   snap.mbufs_in_use = rte_mempool_in_use_count(pool_);
   uint64_t up_mask = datapath_.up_mask.load(std::memory_order_relaxed);
+  absl::ReaderMutexLock lock(&ports_mu_);
   for (size_t p = 0; p < ports_.size(); ++p) {
+    if (ports_[p] == nullptr) continue;
     const Port& port = *ports_[p];
     PortSnapshot ps;
+    ps.index = static_cast<uint16_t>(p);
     ps.name = port.spec().name;
+    ps.spec = port.spec().ToString();
     ps.type = std::string(PortTypeName(port.spec().type));
     ps.mac = port.mac();
     ps.path = port.spec().type == PortType::kDpdk ? port.spec().devargs : port.spec().path;
@@ -421,9 +567,10 @@ BridgeSnapshot Bridge::Snapshot() const {
     ps.mtu = port.spec().mtu;
     for (size_t w = 0; w < workers_.size(); ++w) ps.totals.AddFrom(counters_[w].ports[p]);
     ps.totals.learn_limited += learn_refused_[p].load(std::memory_order_relaxed);
+    ps.totals -= counter_base_[p];
     ps.fdb_learned = fdb_->learned(static_cast<uint16_t>(p));
     ps.rx_no_mbuf = port.RxNoMbuf();
-    if (p < port_pools_.size() && port_pools_[p] != nullptr) {
+    if (port_pools_[p] != nullptr) {
       ps.quota = port_pools_[p]->size;
       ps.buffers_in_use = rte_mempool_in_use_count(port_pools_[p]);
     }

@@ -1,7 +1,9 @@
 // Bridge: the switch instance. Owns the mbuf pool, the ports, the FDB, the workers and
-// their learn queues and counters. Created after the EAL is up.
-// Threads: Create/StartWorkers/StopWorkers/Poll/~Bridge on the control thread;
-// Snapshot from any thread (the metrics endpoint calls it from its own).
+// their learn queues and counters. Created after the EAL is up. Ports are added and
+// removed while the workers forward (AddPort/RemovePort): each takes a slot (its bridge
+// port index) that the FDB, the counters and the flood masks use.
+// Threads: everything on the control thread, except Snapshot, which any thread may call
+// (the metrics endpoint calls it from its own).
 #pragma once
 
 #include <array>
@@ -13,6 +15,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "ports/port.h"
 #include "switch/bridge_snapshot.h"
 #include "switch/datapath.h"
@@ -64,10 +67,19 @@ class Bridge {
 
   BridgeSnapshot Snapshot() const;
 
-  const std::vector<std::unique_ptr<Port>>& ports() const { return ports_; }
-  const std::vector<std::unique_ptr<Worker>>& workers() const { return workers_; }
-
   // Control thread: what hvswitchctl asks for.
+  //
+  // Opens a port and publishes it to the workers; forwarding between the other ports goes
+  // on undisturbed. Its counters start at zero.
+  absl::Status AddPort(const PortSpec& spec);
+  // Unpublishes a port, waits until no worker uses it (its queued frames sent), forgets
+  // its MACs (static ones too), closes the device and frees its buffers (a quota pool
+  // once every buffer is back).
+  absl::Status RemovePort(absl::string_view name);
+  int nb_ports() const { return __builtin_popcountll(table_->present); }
+  const Port& port(int index) const { return *ports_[index]; }
+  // The ports' specs in bridge port order: what a restart needs to bring them back.
+  std::vector<PortSpec> PortSpecs() const;
   uint32_t now() const { return datapath_.now_seconds.load(std::memory_order_relaxed); }
   std::vector<FdbEntryView> FdbEntries() const;
   int PortIndex(absl::string_view name) const;  // -1: no such port
@@ -82,8 +94,15 @@ class Bridge {
   explicit Bridge(const BridgeConfig& config) : config_(config) {}
   absl::Status Init();
   absl::Status CreatePool(uint16_t nb_workers);
-  absl::StatusOr<rte_mempool*> CreatePortPool(const PortSpec& spec, int index,
-                                              const PortQueues& queues);
+  absl::StatusOr<rte_mempool*> CreatePortPool(const PortSpec& spec, const PortQueues& queues);
+  // Frees a removed port's pool, or keeps it until its buffers are back (frames it held
+  // may still sit in a NIC's transmit ring).
+  void RetirePool(rte_mempool* pool);
+  void FreeReturnedPools();
+  // The table with slot `slot` given `spec` (null: emptied), its queues (or none).
+  std::unique_ptr<PortTable> NextTable(int slot, const PortSpec* spec, const Port* port) const;
+  // Swaps the workers' table and waits until none uses the old one.
+  void Publish(std::unique_ptr<PortTable> table);
   absl::Status AddStaticMacs();
   void ApplyLearnRequests(uint32_t now);
   void UpdateLearnLimits();
@@ -98,10 +117,20 @@ class Bridge {
 
   BridgeConfig config_;
   rte_mempool* pool_ = nullptr;
-  // Per port: its own pool when it has a quota (quota=N), else null (the shared pool).
-  std::vector<rte_mempool*> port_pools_;
-  std::unique_ptr<Fdb> fdb_;
+  // Snapshot reads the ports from another thread; the control thread takes the lock to
+  // change them (and reads them without it: it is the only writer).
+  mutable absl::Mutex ports_mu_;
+  // Indexed by slot (kMaxPorts), null where no port is.
   std::vector<std::unique_ptr<Port>> ports_;
+  // Per slot: the port's own pool when it has a quota (quota=N), else null (the shared pool).
+  std::vector<rte_mempool*> port_pools_;
+  // Per slot: the counters' sums when the port was added (a slot's counters are never
+  // reset; a port's are the difference).
+  std::array<PortTotals, kMaxPorts> counter_base_;
+  std::vector<rte_mempool*> retired_pools_;
+  uint32_t next_device_ = 0, next_pool_ = 0;  // unique vdev and pool names
+  std::unique_ptr<Fdb> fdb_;
+  std::unique_ptr<PortTable> table_;  // the one the workers read
   Datapath datapath_;
   std::vector<std::unique_ptr<LearnQueue>> learn_queues_;
   std::unique_ptr<WorkerCounters[]> counters_;

@@ -11,7 +11,9 @@
 namespace hvswitch {
 
 struct PortSnapshot {
+  uint16_t index = 0;  // bridge port (FDB entries name it)
   std::string name, type, mac, path;
+  std::string spec;  // as the port was given, in the --port grammar
   bool up = false;
   uint32_t mtu = 0;
   PortTotals totals;

@@ -72,14 +72,14 @@ absl::StatusOr<int> FindPort(const Bridge& bridge, const std::string& name) {
   return p;
 }
 
-json PortJson(const Bridge& bridge, const PortSnapshot& port, size_t index, bool detail) {
+json PortJson(const PortSnapshot& port, bool detail) {
   json j = {{"name", port.name},       {"type", port.type},
             {"up", port.up},           {"mac", port.mac},
             {"mtu", port.mtu},         {"rx_packets", port.totals.rx_packets},
             {"tx_packets", port.totals.tx_packets},
             {"fdb_learned", port.fdb_learned}};
   if (!detail) return j;
-  j["spec"] = bridge.ports()[index]->spec().ToString();
+  j["spec"] = port.spec;
   j["rx_bytes"] = port.totals.rx_bytes;
   j["tx_bytes"] = port.totals.tx_bytes;
   j["tx_bursts"] = port.totals.tx_bursts;
@@ -102,22 +102,45 @@ json PortJson(const Bridge& bridge, const PortSnapshot& port, size_t index, bool
   return j;
 }
 
+// `port add` takes the --port grammar, written either as one word
+// (`vm3,type=vhost-user,path=/run/vm3.sock`) or as words (`vm3 vhost-user path=/run/vm3.sock`).
+absl::StatusOr<PortSpec> ParseAddedPort(const std::vector<std::string>& words) {
+  if (words.size() == 2) return ParsePortSpec(words[1]);
+  std::string text = absl::StrCat(words[1], ",type=", words[2]);
+  for (size_t i = 3; i < words.size(); ++i) absl::StrAppend(&text, ",", words[i]);
+  return ParsePortSpec(text);
+}
+
+constexpr absl::string_view kPortUsage =
+    "port: list | show NAME | add NAME TYPE KEY=VALUE... | add SPEC | del NAME";
+
 json PortCommand(Bridge& bridge, const Words& w) {
-  if (w.positional.empty()) return Error("port: list or show NAME");
+  if (w.positional.empty() || w.port || w.vlan) return Error(kPortUsage);
+  const std::string& verb = w.positional[0];
+  if (verb == "add" && w.positional.size() >= 2) {
+    absl::StatusOr<PortSpec> spec = ParseAddedPort(w.positional);
+    if (!spec.ok()) return Error(spec.status().message());
+    absl::Status status = bridge.AddPort(*spec);
+    if (!status.ok()) return Error(status.message());
+    return {{"ok", true}, {"spec", spec->ToString()}};
+  }
+  if (verb == "del" && w.positional.size() == 2) {
+    absl::Status status = bridge.RemovePort(w.positional[1]);
+    return status.ok() ? Ok() : Error(status.message());
+  }
   const BridgeSnapshot snap = bridge.Snapshot();
-  if (w.positional[0] == "list" && w.positional.size() == 1) {
+  if (verb == "list" && w.positional.size() == 1) {
     json ports = json::array();
-    for (size_t p = 0; p < snap.ports.size(); ++p) {
-      ports.push_back(PortJson(bridge, snap.ports[p], p, false));
-    }
+    for (const PortSnapshot& port : snap.ports) ports.push_back(PortJson(port, false));
     return {{"ok", true}, {"ports", ports}};
   }
-  if (w.positional[0] == "show" && w.positional.size() == 2) {
-    absl::StatusOr<int> p = FindPort(bridge, w.positional[1]);
-    if (!p.ok()) return Error(p.status().message());
-    return {{"ok", true}, {"port", PortJson(bridge, snap.ports[*p], *p, true)}};
+  if (verb == "show" && w.positional.size() == 2) {
+    for (const PortSnapshot& port : snap.ports) {
+      if (port.name == w.positional[1]) return {{"ok", true}, {"port", PortJson(port, true)}};
+    }
+    return Error(absl::StrCat("no port named '", w.positional[1], "'"));
   }
-  return Error("port: list or show NAME");
+  return Error(kPortUsage);
 }
 
 json FdbCommand(Bridge& bridge, const Words& w) {
@@ -138,7 +161,7 @@ json FdbCommand(Bridge& bridge, const Words& w) {
       if ((port && e.port != *port) || (w.vlan && KeyVlan(e.key) != *vlan)) continue;
       json row = {{"mac", KeyMacString(e.key)},
                   {"vlan", KeyVlan(e.key)},
-                  {"port", bridge.ports()[e.port]->spec().name},
+                  {"port", bridge.port(e.port).spec().name},
                   {"static", e.is_static}};
       if (!e.is_static) row["age"] = now - e.last_seen;
       entries.push_back(row);
@@ -173,9 +196,9 @@ json StatsCommand(Bridge& bridge, const Words& w) {
   if (w.positional.size() > 1) return Error("stats [PORT]");
   const BridgeSnapshot snap = bridge.Snapshot();
   json ports = json::array();
-  for (size_t p = 0; p < snap.ports.size(); ++p) {
-    if (!w.positional.empty() && snap.ports[p].name != w.positional[0]) continue;
-    ports.push_back(PortJson(bridge, snap.ports[p], p, true));
+  for (const PortSnapshot& port : snap.ports) {
+    if (!w.positional.empty() && port.name != w.positional[0]) continue;
+    ports.push_back(PortJson(port, true));
   }
   if (!w.positional.empty() && ports.empty()) {
     return Error(absl::StrCat("no port named '", w.positional[0], "'"));
@@ -186,7 +209,8 @@ json StatsCommand(Bridge& bridge, const Words& w) {
   return {{"ok", true}, {"ports", ports}, {"fdb", fdb}};
 }
 
-// Writes the daemon's options with the FDB's current static entries to FILE (default
+// Writes the daemon's options with its current ports (added and removed at run time
+// included) and the FDB's current static entries to FILE (default
 // RUNTIME_DIR/hvswitch.conf), replacing it whole: `hvswitch --config=FILE` brings the same
 // switch back.
 json ConfigCommand(Bridge& bridge, const DaemonOptions& options, const Words& w) {
@@ -198,9 +222,10 @@ json ConfigCommand(Bridge& bridge, const DaemonOptions& options, const Words& w)
                                ? w.positional[1]
                                : absl::StrCat(options.runtime_dir, "/hvswitch.conf");
   DaemonOptions current = options;
+  current.ports = bridge.PortSpecs();
   current.static_macs.clear();
   for (const FdbEntryView& e : bridge.FdbEntries()) {
-    if (e.is_static) current.static_macs.push_back({bridge.ports()[e.port]->spec().name, e.key});
+    if (e.is_static) current.static_macs.push_back({bridge.port(e.port).spec().name, e.key});
   }
   const std::string tmp = path + ".tmp";
   {

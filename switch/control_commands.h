@@ -20,7 +20,8 @@ std::string ExecuteControlCommand(Bridge& bridge, const DaemonOptions& options,
 
 // The commands, for hvswitchctl's help and the daemon's "unknown command" answer.
 inline constexpr absl::string_view kControlCommandsHelp =
-    "port list | port show NAME | fdb show [--port P] [--vlan V] | "
+    "port list | port show NAME | port add NAME TYPE KEY=VALUE... | port del NAME | "
+    "fdb show [--port P] [--vlan V] | "
     "fdb flush [--port P] | fdb add PORT MAC [--vlan V] | fdb del MAC [--vlan V] | "
     "stats [PORT] | config save [FILE]";
 

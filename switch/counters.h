@@ -79,6 +79,23 @@ struct PortTotals {
     for (size_t i = 0; i < rx_drops.size(); ++i) rx_drops[i] += c.rx_drops[i].Read();
     for (size_t i = 0; i < tx_drops.size(); ++i) tx_drops[i] += c.tx_drops[i].Read();
   }
+
+  // What was counted since `base` was taken.
+  PortTotals& operator-=(const PortTotals& base) {
+    rx_packets -= base.rx_packets;
+    rx_bytes -= base.rx_bytes;
+    tx_packets -= base.tx_packets;
+    tx_bytes -= base.tx_bytes;
+    learn_limited -= base.learn_limited;
+    tx_bursts -= base.tx_bursts;
+    csum_hw -= base.csum_hw;
+    csum_sw -= base.csum_sw;
+    tso_hw -= base.tso_hw;
+    tso_sw -= base.tso_sw;
+    for (size_t i = 0; i < rx_drops.size(); ++i) rx_drops[i] -= base.rx_drops[i];
+    for (size_t i = 0; i < tx_drops.size(); ++i) tx_drops[i] -= base.tx_drops[i];
+    return *this;
+  }
 };
 
 }  // namespace hvswitch

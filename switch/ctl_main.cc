@@ -26,7 +26,9 @@ using nlohmann::json;
 
 constexpr char kUsage[] =
     "usage: hvswitchctl [--socket=PATH] [--json] COMMAND\n"
-    "commands: port list | port show NAME | fdb show [--port P] [--vlan V] |\n"
+    "commands: port list | port show NAME | port add NAME TYPE KEY=VALUE... |\n"
+    "          port add SPEC (the --port grammar) | port del NAME |\n"
+    "          fdb show [--port P] [--vlan V] |\n"
     "          fdb flush [--port P] | fdb add PORT MAC [--vlan V] | fdb del MAC [--vlan V] |\n"
     "          stats [PORT] | config save [FILE]\n";
 
@@ -97,6 +99,8 @@ void PrintPortDetail(const json& port) {
 void Render(const std::vector<std::string>& words, const json& answer) {
   if (answer.contains("path")) {
     std::printf("saved %s\n", answer["path"].get<std::string>().c_str());
+  } else if (answer.contains("spec")) {  // port add
+    std::printf("added %s\n", answer["spec"].get<std::string>().c_str());
   } else if (answer.contains("entries")) {
     std::vector<std::vector<std::string>> rows = {{"MAC", "VLAN", "PORT", "TYPE", "AGE"}};
     for (const json& e : answer["entries"]) {

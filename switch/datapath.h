@@ -1,7 +1,8 @@
-// Datapath: what the workers read about the bridge: the ports' ethdev ids, VLANs, MTUs
-// and link state, and the FDB. Written by the control thread (link state, learn limits,
-// FDB learning); read by workers. The port set and its configuration are fixed while
-// workers run.
+// Datapath: what the workers read about the bridge. The port set (ethdev ids, queues,
+// VLANs, MTUs, which worker polls what) is a PortTable the control thread publishes whole
+// and replaces under RCU when a port is added or removed; link state, offload
+// capabilities, learn limits and the FDB change in place. Written by the control thread;
+// read by workers.
 #pragma once
 
 #include <rte_spinlock.h>
@@ -51,12 +52,49 @@ struct PortMacs {
   }
 };
 
-struct Datapath {
+struct RxQueueRef {
+  uint16_t port;      // bridge port index
+  uint16_t eth_port;  // ethdev id
+  uint16_t queue;
+};
+
+// The ports as the workers see them, indexed by bridge port (a slot: a removed port's slot
+// stays empty until a new port takes it). Immutable once published: the control thread
+// builds a new table for every change, swaps it in and frees the old one after a grace
+// period (WorkerQuiescence).
+struct PortTable {
   std::array<DatapathPort, kMaxPorts> ports{};
-  uint16_t nb_ports = 0;
+  uint64_t present = 0;     // bit p set while slot p holds a port
   uint16_t min_mtu = 1500;  // smallest port MTU: frames up to it skip the per-port check
-  const Fdb* fdb = nullptr;
   VlanTable vlans;
+  // The receive queues each worker polls. A queue stays with its worker for as long as
+  // its port exists: two workers must never poll one queue.
+  std::array<std::vector<RxQueueRef>, kMaxWorkers> rx;
+
+  // VLANs, MTUs and presence from the slots' specs (null: empty slot). Ethdev ids, queues
+  // and rx lists are filled in by whoever opened the ports.
+  void Configure(const std::vector<const PortSpec*>& specs) {
+    present = 0;
+    vlans = VlanTable::Build(specs);
+    min_mtu = kMaxMtu;
+    for (size_t p = 0; p < specs.size() && p < kMaxPorts; ++p) {
+      if (specs[p] == nullptr) {
+        ports[p] = {};
+        continue;
+      }
+      present |= uint64_t{1} << p;
+      ports[p].mtu = specs[p]->mtu;
+      min_mtu = std::min(min_mtu, specs[p]->mtu);
+    }
+  }
+  // Every slot holds a port: specs[p] is port p's.
+  void Configure(const std::vector<PortSpec>& specs) { Configure(SpecSlots(specs)); }
+};
+
+struct Datapath {
+  // Loaded by each worker once per poll round (acquire); see PortTable.
+  std::atomic<const PortTable*> table{nullptr};
+  const Fdb* fdb = nullptr;
   mutable std::array<std::array<rte_spinlock_t, kMaxWorkers>, kMaxPorts> tx_locks{};
   // Bit p set while port p's link is up (guest connected); written by the control thread.
   std::atomic<uint64_t> up_mask{0};
@@ -71,19 +109,6 @@ struct Datapath {
   std::atomic<uint64_t> learn_blocked_mask{0};
   // The control thread's clock in seconds, for FDB last-seen times.
   std::atomic<uint32_t> now_seconds{0};
-
-  // What the workers read of the ports' configuration: VLANs and MTUs. (Ethdev ids and
-  // queues are filled in by whoever opened the ports.)
-  void Configure(const std::vector<PortSpec>& specs) {
-    nb_ports = static_cast<uint16_t>(specs.size());
-    vlans = VlanTable::Build(specs);
-    min_mtu = kMaxMtu;
-    for (size_t p = 0; p < specs.size() && p < kMaxPorts; ++p) {
-      ports[p].mtu = specs[p].mtu;
-      min_mtu = std::min(min_mtu, specs[p].mtu);
-    }
-  }
-
 };
 
 }  // namespace hvswitch

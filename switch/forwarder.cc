@@ -59,7 +59,7 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
   rte_mbuf* frames[kMaxBurst];
   uint16_t nb_frames = 0, nb_runs = 0;
   uint64_t rx_bytes = 0, malformed = 0, wrong_vlan = 0;
-  const uint16_t untagged_vlan = datapath_.vlans.Ingress(in_port, false, 0);
+  const uint16_t untagged_vlan = table_->vlans.Ingress(in_port, false, 0);
   uint64_t run_src = 0, run_dst = 0;
   uint32_t run_bytes = 0, run_max = 0;
   uint16_t run_len = 0;
@@ -97,7 +97,7 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
       uint16_t vlan = untagged_vlan;
       if (tagged) {
         const auto* tag = reinterpret_cast<const rte_vlan_hdr*>(eth + RTE_ETHER_HDR_LEN);
-        vlan = datapath_.vlans.Ingress(in_port, true, rte_be_to_cpu_16(tag->vlan_tci));
+        vlan = table_->vlans.Ingress(in_port, true, rte_be_to_cpu_16(tag->vlan_tci));
       }
       if (vlan == kNoVlan) {
         ++wrong_vlan;
@@ -130,7 +130,7 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
       ++nb_frames;
     }
   };
-  if (datapath_.ports[in_port].rx_offload) {
+  if (table_->ports[in_port].rx_offload) {
     classify(std::true_type{});
   } else {
     classify(std::false_type{});
@@ -178,7 +178,7 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
     }
   }
 
-  up_mask_ = datapath_.up_mask.load(std::memory_order_relaxed);
+  up_mask_ = LoadUpMask();
   const bool learn_blocked =
       (datapath_.learn_blocked_mask.load(std::memory_order_relaxed) >> in_port) & 1;
   const uint32_t now_seconds = datapath_.now_seconds.load(std::memory_order_relaxed);
@@ -218,7 +218,7 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
           // Rare (guests with offloads): settle each frame, then send what it became.
           const uint64_t target = uint64_t{1} << verdict.port;
           const uint32_t header = RTE_ETHER_HDR_LEN + (run.tagged ? RTE_VLAN_HLEN : 0);
-          const bool retag = run.tagged == datapath_.vlans.SendsUntagged(run.vlan, verdict.port);
+          const bool retag = run.tagged == table_->vlans.SendsUntagged(run.vlan, verdict.port);
           for (uint16_t i = 0; i < run.len; ++i) {
             rte_mbuf* out[kMaxSegments];
             const uint16_t nb = ResolveOffload(target, run_frames[i], in, out);
@@ -236,7 +236,7 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
             Flood(in_port, run.vlan, run.tagged, run_frames[i]);
             continue;
           }
-          const uint64_t targets = datapath_.vlans.members[run.vlan] & up_mask_ &
+          const uint64_t targets = table_->vlans.members[run.vlan] & up_mask_ &
                                    ~(uint64_t{1} << in_port);
           rte_mbuf* out[kMaxSegments];
           const uint16_t nb = ResolveOffload(targets, run_frames[i], in, out);
@@ -268,8 +268,8 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
 // change, nothing over the MTU) is a copy of pointers.
 void Forwarder::UnicastRun(uint16_t port, const Run& run, rte_mbuf** frames) {
   const uint32_t header = RTE_ETHER_HDR_LEN + (run.tagged ? RTE_VLAN_HLEN : 0);
-  const bool retag = run.tagged == datapath_.vlans.SendsUntagged(run.vlan, port);
-  if (!retag && run.max_len - header <= datapath_.ports[port].mtu) {
+  const bool retag = run.tagged == table_->vlans.SendsUntagged(run.vlan, port);
+  if (!retag && run.max_len - header <= table_->ports[port].mtu) {
     EnqueueRun(port, frames, run.len, run.bytes);
     return;
   }
@@ -280,7 +280,7 @@ void Forwarder::UnicastRun(uint16_t port, const Run& run, rte_mbuf** frames) {
 
 void Forwarder::UnicastFrame(uint16_t port, rte_mbuf* m, uint32_t header, bool retag,
                              bool tagged, uint16_t vlan) {
-  if (OverMtu(m, m->pkt_len - header, datapath_.ports[port].mtu)) {
+  if (OverMtu(m, m->pkt_len - header, table_->ports[port].mtu)) {
     counters_.ports[port].Drop(TxDrop::kMtu, 1);
     rte_pktmbuf_free(m);
   } else if (retag && !Retag(m, tagged, vlan)) {
@@ -301,7 +301,7 @@ uint16_t Forwarder::ResolveOffload(uint64_t targets, rte_mbuf* m, PortCounters& 
   caps.tso4 = (targets & ~tso4) == 0;
   caps.tso6 = (targets & ~tso6) == 0;
   caps.mtu = UINT16_MAX;
-  ForEachBit(targets, [&](uint16_t p) { caps.mtu = std::min(caps.mtu, datapath_.ports[p].mtu); });
+  ForEachBit(targets, [&](uint16_t p) { caps.mtu = std::min(caps.mtu, table_->ports[p].mtu); });
   const EgressOutcome outcome = ResolveEgressOffload(m, caps, out);
   switch (outcome.result) {
     case EgressOutcome::Result::kSent:
@@ -346,15 +346,15 @@ uint16_t Forwarder::ResolveOffload(uint64_t targets, rte_mbuf* m, PortCounters& 
 // wanting the other encapsulation (tag added or removed) share one modified copy.
 void Forwarder::Flood(uint16_t in_port, uint16_t vlan, bool tagged, rte_mbuf* m) {
   const uint32_t payload = m->pkt_len - RTE_ETHER_HDR_LEN - (tagged ? RTE_VLAN_HLEN : 0);
-  uint64_t targets = datapath_.vlans.members[vlan] & up_mask_ & ~(uint64_t{1} << in_port);
-  if (payload > datapath_.min_mtu) {
+  uint64_t targets = table_->vlans.members[vlan] & up_mask_ & ~(uint64_t{1} << in_port);
+  if (payload > table_->min_mtu) {
     ForEachBit(targets, [&](uint16_t p) {
-      if (!OverMtu(m, payload, datapath_.ports[p].mtu)) return;
+      if (!OverMtu(m, payload, table_->ports[p].mtu)) return;
       counters_.ports[p].Drop(TxDrop::kMtu, 1);
       targets &= ~(uint64_t{1} << p);
     });
   }
-  uint64_t untagged = targets & datapath_.vlans.untagged[vlan];
+  uint64_t untagged = targets & table_->vlans.untagged[vlan];
   uint64_t same = tagged ? targets & ~untagged : untagged;
   uint64_t other = targets & ~same;
   if (other != 0) {
@@ -407,7 +407,7 @@ void Forwarder::EnqueueRun(uint16_t port, rte_mbuf** frames, uint16_t n, uint64_
 }
 
 void Forwarder::FlushExpired(uint64_t now) {
-  up_mask_ = datapath_.up_mask.load(std::memory_order_relaxed);
+  up_mask_ = LoadUpMask();
   uint64_t due = 0;
   ForEachBit(pending_, [&](uint16_t p) {
     if (now >= tx_[p].deadline) due |= uint64_t{1} << p;
@@ -432,7 +432,7 @@ void Forwarder::FlushPort(uint16_t port) {
     out.Drop(TxDrop::kLinkDown, n);
     return;
   }
-  const DatapathPort& dp = datapath_.ports[port];
+  const DatapathPort& dp = table_->ports[port];
   const uint16_t queue = options_.worker < dp.nb_txq ? options_.worker
                                                      : options_.worker % dp.nb_txq;
   rte_spinlock_t* lock =

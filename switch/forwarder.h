@@ -27,7 +27,12 @@ class Forwarder {
  public:
   Forwarder(const Datapath& datapath, const ForwarderOptions& options,
             WorkerCounters& counters, LearnQueue& learn)
-      : datapath_(datapath), options_(options), counters_(counters), learn_(learn) {}
+      : datapath_(datapath), table_(datapath.table.load(std::memory_order_acquire)),
+        options_(options), counters_(counters), learn_(learn) {}
+
+  // The port table to forward with from now on. Frames still waiting for a flush were
+  // meant for the ports of the previous table: the worker flushes them first (FlushAll).
+  void Use(const PortTable* table) { table_ = table; }
 
   // Takes ownership of n <= kMaxBurst mbufs received on bridge port `in_port`.
   void HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n);
@@ -73,6 +78,10 @@ class Forwarder {
   // Sends `targets` the same frame as one mbuf whose reference count covers them all.
   void Share(uint64_t targets, rte_mbuf* m);
   void FlushPort(uint16_t port);
+  // Ports that exist and are up.
+  uint64_t LoadUpMask() const {
+    return datapath_.up_mask.load(std::memory_order_relaxed) & table_->present;
+  }
 
   // The lookup of the last burst that was a single run (a steady conversation sends
   // burst after burst of them), reused while the FDB's version stays the same.
@@ -85,6 +94,7 @@ class Forwarder {
   };
 
   const Datapath& datapath_;
+  const PortTable* table_;
   const ForwarderOptions options_;
   LastLookup last_;
   WorkerCounters& counters_;

@@ -140,7 +140,7 @@ int RunSwitch(const DaemonOptions& options, const EalPlan& plan) {
     Log("hvswitchctl socket at %s", options.ctl_socket);
   }
   if (options.uses_default_ports) PrintDefaultConfigurationHelp(options);
-  Log("forwarding between %d ports", (*bridge)->ports().size());
+  Log("forwarding between %d ports", (*bridge)->nb_ports());
 
   while (!g_stop.load()) {
     (*bridge)->Poll();

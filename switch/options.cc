@@ -54,9 +54,12 @@ absl::StatusOr<StaticMacSpec> ParseStaticMac(absl::string_view text) {
 struct Parser {
   DaemonOptions options;
   int config_depth = 0;
+  bool no_ports = false;  // --port=none
 
   absl::Status Apply(absl::string_view key, absl::string_view value) {
-    if (key == "port") {
+    if (key == "port" && value == "none") {
+      no_ports = true;
+    } else if (key == "port") {
       absl::StatusOr<PortSpec> spec = ParsePortSpec(value);
       if (!spec.ok()) return spec.status();
       options.ports.push_back(*std::move(spec));
@@ -209,7 +212,10 @@ absl::StatusOr<DaemonOptions> ParseDaemonOptions(const std::vector<std::string>&
   } else if (options.ctl_socket == "none") {
     options.ctl_socket.clear();
   }
-  if (options.ports.empty()) {
+  if (parser.no_ports && !options.ports.empty()) {
+    return absl::InvalidArgumentError("--port=none and other --port options exclude each other");
+  }
+  if (options.ports.empty() && !parser.no_ports) {
     options.ports = DefaultPorts(options.runtime_dir);
     options.uses_default_ports = true;
   }
@@ -236,6 +242,7 @@ std::string ConfigText(const DaemonOptions& options) {
   const DaemonOptions defaults;
   std::string out = "# hvswitch configuration (hvswitchctl config save)\n";
   for (const PortSpec& port : options.ports) absl::StrAppend(&out, "port=", port.ToString(), "\n");
+  if (options.ports.empty()) absl::StrAppend(&out, "port=none\n");
   for (const StaticMacSpec& mac : options.static_macs) {
     absl::StrAppend(&out, "fdb_static=", mac.port, ",", KeyMacString(mac.key));
     if (KeyVlan(mac.key) != 0) absl::StrAppend(&out, ",vlan=", KeyVlan(mac.key));
@@ -272,6 +279,7 @@ std::string UsageText() {
   --port=NAME,type=memif,path=SOCKET[,id=N]
   --port=NAME,type=dpdk[,queues=N],devargs=DEVARGS  (devargs last; taken verbatim;
                                                     queues > 1: RSS over N rx queues)
+  --port=none             no ports at start (hvswitchctl port add adds them)
     any port also: [,vlan=N | ,trunk=LIST[,native=N]][,mtu=N][,learn_limit=N]
       vlan=N       access port: untagged frames, VLAN N inside
       trunk=LIST   tagged frames of these VLANs (e.g. 10,20,30-40);
@@ -281,6 +289,7 @@ std::string UsageText() {
       learn_limit=N  MACs the port may teach the FDB (default 0: no limit)
       mac=MAC[,MAC...]  port security: the only source MACs accepted (up to 8)
       lock=1       port security: only the first source MAC, until the guest goes
+      quota=N      the port's frames hold at most N packet buffers (a pool of its own)
   --lcores=LIST           CPUs for poll-mode workers (default: the last CPU)
   --metrics_address=HOST:PORT|none   Prometheus endpoint (default 127.0.0.1:9417)
   --eal="ARGS"            extra EAL arguments, e.g. "--no-huge -m 1024"

@@ -2,10 +2,14 @@
 
 namespace hvswitch {
 
-VlanTable VlanTable::Build(const std::vector<PortSpec>& specs) {
+VlanTable VlanTable::Build(const std::vector<const PortSpec*>& specs) {
   VlanTable table;
   for (size_t p = 0; p < specs.size() && p < kMaxPorts; ++p) {
-    const PortSpec& spec = specs[p];
+    if (specs[p] == nullptr) {
+      table.ports[p].native_vlan = kNoVlan;
+      continue;
+    }
+    const PortSpec& spec = *specs[p];
     const uint64_t bit = uint64_t{1} << p;
     PortVlan& pv = table.ports[p];
     if (spec.access_vlan != 0) {

@@ -20,6 +20,13 @@ struct PortVlan {
   uint16_t native_vlan = 0;    // VLAN of untagged frames; kNoVlan: they are dropped
 };
 
+// Slots for specs that fill every slot: specs[p] is port p's.
+inline std::vector<const PortSpec*> SpecSlots(const std::vector<PortSpec>& specs) {
+  std::vector<const PortSpec*> slots;
+  for (const PortSpec& spec : specs) slots.push_back(&spec);
+  return slots;
+}
+
 struct VlanTable {
   // Bit p of members[v]: port p carries VLAN v; of untagged[v]: it sends VLAN v untagged.
   std::array<uint64_t, kVlans> members{};
@@ -29,7 +36,9 @@ struct VlanTable {
   // Plain ports carry every VLAN (untagged frames in VLAN 0), access ports one VLAN
   // untagged, trunks their list tagged and their native VLAN untagged. VLAN 4095 is
   // reserved and carried by none.
-  static VlanTable Build(const std::vector<PortSpec>& specs);
+  // specs[p]: port p's spec, or null for an empty slot (carries nothing).
+  static VlanTable Build(const std::vector<const PortSpec*>& specs);
+  static VlanTable Build(const std::vector<PortSpec>& specs) { return Build(SpecSlots(specs)); }
 
   // The VLAN of a frame received on `port` (with its tag's TCI when tagged), or kNoVlan
   // when the port does not take it.

@@ -19,9 +19,11 @@ void Worker::Run() {
   unmap_guard::MarkWorkerThread();
   quiescence_.Online(id_);
   uint64_t start = rte_rdtsc();
+  const PortTable* table = datapath_.table.load(std::memory_order_acquire);
+  forwarder_.Use(table);
   while (!stop_.load(std::memory_order_relaxed)) {
     uint32_t received = 0;
-    for (const RxQueueRef& q : rx_queues_) {
+    for (const RxQueueRef& q : table->rx[id_]) {
       uint16_t n = rte_eth_rx_burst(q.eth_port, q.queue, pkts, burst_);
       // The forwarder takes at most kMaxBurst frames at a time (one bulk FDB lookup).
       for (uint16_t off = 0; off < n; off += kMaxBurst) {
@@ -31,6 +33,14 @@ void Worker::Run() {
     }
     uint64_t now = rte_rdtsc();
     if (flushes_by_time_ && forwarder_.HasPending()) forwarder_.FlushExpired(now);
+    const PortTable* next = datapath_.table.load(std::memory_order_acquire);
+    if (next != table) {
+      // What waits was meant for the old table's ports (one may be going): sent while
+      // that table is still safe to use, i.e. before this round's quiescent state.
+      forwarder_.FlushAll();
+      table = next;
+      forwarder_.Use(table);
+    }
     quiescence_.Quiescent(id_);
     (received != 0 ? counters_.busy_cycles : counters_.idle_cycles).Add(now - start);
     start = now;

@@ -1,6 +1,7 @@
-// Worker: a poll-mode loop on one lcore. It polls its receive queues in turn and hands
-// every burst to its Forwarder, and reports a quiescent state after every round. Runs
-// until `stop` is set by the control thread.
+// Worker: a poll-mode loop on one lcore. It polls its receive queues (its share of the
+// published PortTable) in turn and hands every burst to its Forwarder, and reports a
+// quiescent state after every round; a new table is taken between rounds. Runs until
+// `stop` is set by the control thread.
 #pragma once
 
 #include <atomic>
@@ -12,24 +13,16 @@
 
 namespace hvswitch {
 
-struct RxQueueRef {
-  uint16_t port;      // bridge port index
-  uint16_t eth_port;  // ethdev id
-  uint16_t queue;
-};
-
 class Worker {
  public:
   Worker(const ForwarderOptions& options, const Datapath& datapath, LearnQueue& learn,
-         WorkerCounters& counters, WorkerQuiescence& quiescence,
-         std::vector<RxQueueRef> rx_queues, uint16_t burst, const std::atomic<bool>& stop)
-      : id_(options.worker), forwarder_(datapath, options, counters, learn),
+         WorkerCounters& counters, WorkerQuiescence& quiescence, uint16_t burst,
+         const std::atomic<bool>& stop)
+      : id_(options.worker), datapath_(datapath), forwarder_(datapath, options, counters, learn),
         flushes_by_time_(options.flush_cycles != 0), counters_(counters),
-        quiescence_(quiescence),
-        rx_queues_(std::move(rx_queues)), burst_(burst), stop_(stop) {}
+        quiescence_(quiescence), burst_(burst), stop_(stop) {}
 
   uint16_t id() const { return id_; }
-  const std::vector<RxQueueRef>& rx_queues() const { return rx_queues_; }
 
   // The lcore entry point for rte_eal_remote_launch; `self` is the Worker.
   static int Main(void* self);
@@ -38,11 +31,11 @@ class Worker {
   void Run();
 
   uint16_t id_;
+  const Datapath& datapath_;
   Forwarder forwarder_;
   bool flushes_by_time_;
   WorkerCounters& counters_;
   WorkerQuiescence& quiescence_;
-  std::vector<RxQueueRef> rx_queues_;
   uint16_t burst_;
   const std::atomic<bool>& stop_;
 };

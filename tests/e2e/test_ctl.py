@@ -11,7 +11,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import start_bridge, stop_bridge, wait_flow, wait_for  # noqa: E402
+from harness import Guest, start_bridge, stop_bridge, wait_flow, wait_for  # noqa: E402
 
 A, B = "02:00:00:00:06:0a", "02:00:00:00:06:0b"
 STATIC = "02:00:00:00:06:5c"
@@ -33,6 +33,46 @@ class CtlTest(unittest.TestCase):
         self.guests[guest].send(BCAST, mac, 1)
         wait_for(lambda: any(e["mac"] == mac for e in self.sw.ctl("fdb", "show")["entries"]),
                  10, f"{mac} learned")
+
+    def test_port_add_and_del(self):
+        sock = f"{self.sw.dir}/x.sock"
+        added = self.sw.ctl("port", "add", "x", "vhost-user", f"path={sock}", "vlan=7")
+        self.assertEqual(added["spec"], f"x,type=vhost-user,path={sock},vlan=7")
+        self.assertEqual([p["name"] for p in self.sw.ctl("port", "list")["ports"]],
+                         ["a", "b", "c", "x"])
+        x = Guest("vhost-user", sock, "x")
+        try:
+            x.wait_link()
+            self.sw.wait_port_up("x")
+            # In VLAN 7 with b at once: b's flood reaches it, its unicast reaches b.
+            X = "02:00:00:00:06:78"
+            self.learn("b", B)
+            wait_flow(x, B, BCAST, 1)
+            seen = self.guests["b"].flow(X, B)
+            x.send(B, X, 3)
+            wait_flow(self.guests["b"], X, B, seen + 3)
+            self.sw.ctl("fdb", "add", "x", "02:00:00:00:06:79", "--vlan", "7")
+            saved = self.sw.ctl("config", "save", f"{self.sw.dir}/with-x.conf")["path"]
+            with open(saved) as f:
+                self.assertIn(f"port=x,type=vhost-user,path={sock},vlan=7\n", f.read())
+            # Removed with its guest connected: its MACs (static too), socket and
+            # metrics go.
+            self.sw.ctl("port", "del", "x")
+            self.assertEqual([p["name"] for p in self.sw.ctl("port", "list")["ports"]],
+                             ["a", "b", "c"])
+            self.assertEqual([e for e in self.sw.ctl("fdb", "show")["entries"]
+                              if e["port"] == "x"], [])
+            self.assertFalse(os.path.exists(sock))
+            self.assertIsNone(self.sw.value("hvswitch_port_receive_packets_total", port="x"))
+        finally:
+            x.quit()
+        # The name and the slot again, another type: counters start from zero.
+        self.sw.ctl("port", "add", f"x,type=memif,path={self.sw.dir}/x2.sock,quota=1024")
+        x = self.sw.ctl("port", "show", "x")["port"]
+        self.assertEqual((x["type"], x["rx_packets"], x["tx_packets"], x["buffer_quota"]),
+                         ("memif", 0, 0, 1024))
+        self.sw.ctl("port", "del", "x")
+        self.assertIn("port 'x': removed", self.sw.output())
 
     def test_port_list_and_show(self):
         ports = self.sw.ctl("port", "list")["ports"]
@@ -108,7 +148,12 @@ class CtlTest(unittest.TestCase):
         for words, message in (
                 (["bogus"], "unknown command 'bogus'"),
                 (["port", "show", "zz"], "no port named 'zz'"),
-                (["port"], "port: list or show NAME"),
+                (["port"], "port: list | show NAME | add NAME TYPE KEY=VALUE... | add SPEC"),
+                (["port", "add", "a", "memif", "path=/tmp/a2.sock"], "a port named 'a' exists"),
+                (["port", "add", "y", "bogus"], "port 'y': unknown type 'bogus'"),
+                (["port", "add", "y", "memif", f"path={self.sw.dir}/c.sock"],
+                 "socket " + f"{self.sw.dir}/c.sock belongs to port 'c'"),
+                (["port", "del", "zz"], "no port named 'zz'"),
                 (["fdb", "add", "zz", A], "no port named 'zz'"),
                 (["fdb", "add", "a", "01:00:5e:00:00:01"], "is not a unicast MAC"),
                 (["fdb", "add", "b", A, "--vlan", "5"], "does not carry VLAN 5"),

@@ -60,7 +60,7 @@ class ForwarderTest : public ::testing::Test {
     for (uint16_t p = 0; p < kPorts; ++p) {
       ports_.push_back(RingPort::Create(name_ + "_" + std::to_string(p), 1, 1, 4096, pool_));
       ASSERT_NE(ports_.back(), nullptr);
-      datapath_.ports[p].eth_port = ports_.back()->eth_port();
+      table_.ports[p].eth_port = ports_.back()->eth_port();
     }
     datapath_.up_mask.store((1u << kPorts) - 1);
     Configure(std::vector<PortSpec>(kPorts));
@@ -78,7 +78,8 @@ class ForwarderTest : public ::testing::Test {
   // Port configuration as the bridge would publish it; a new forwarder with `options`.
   void Configure(std::vector<PortSpec> specs, ForwarderOptions options = {}) {
     specs_ = std::move(specs);
-    datapath_.Configure(specs_);
+    table_.Configure(specs_);
+    datapath_.table.store(&table_);
     datapath_.learn_blocked_mask.store(0);
     forwarder_ = std::make_unique<Forwarder>(datapath_, options, counters_, *learn_);
   }
@@ -155,6 +156,7 @@ class ForwarderTest : public ::testing::Test {
   rte_mempool* pool_ = nullptr;
   std::unique_ptr<Fdb> fdb_;
   std::unique_ptr<LearnQueue> learn_;
+  PortTable table_;
   Datapath datapath_;
   WorkerCounters counters_;
   std::vector<std::unique_ptr<RingPort>> ports_;

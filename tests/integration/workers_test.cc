@@ -42,9 +42,11 @@ TEST(WorkersTest, TwoWorkersForwardConcurrentlyAndCountersAddUp) {
                                               RTE_MBUF_DEFAULT_BUF_SIZE, 0);
   ASSERT_NE(pool, nullptr);
   std::unique_ptr<Fdb> fdb = *Fdb::Create("workers_fdb", 1 << 16);
+  PortTable table;
+  table.Configure(std::vector<PortSpec>(kPorts));
   Datapath datapath;
   datapath.fdb = fdb.get();
-  datapath.Configure(std::vector<PortSpec>(kPorts));
+  datapath.table.store(&table);
   std::vector<std::unique_ptr<RingPort>> ports;
   for (uint16_t p = 0; p < kPorts; ++p) {
     uint16_t nb_txq = p == 2 ? 1 : kWorkers;
@@ -52,9 +54,9 @@ TEST(WorkersTest, TwoWorkersForwardConcurrentlyAndCountersAddUp) {
     ports.push_back(
         RingPort::Create("wk" + std::to_string(p), kWorkers, nb_txq, 1024, pool, 32768));
     ASSERT_NE(ports.back(), nullptr);
-    datapath.ports[p].eth_port = ports.back()->eth_port();
-    datapath.ports[p].nb_txq = nb_txq;
-    datapath.ports[p].shared_tx = nb_txq < kWorkers;
+    table.ports[p].eth_port = ports.back()->eth_port();
+    table.ports[p].nb_txq = nb_txq;
+    table.ports[p].shared_tx = nb_txq < kWorkers;
     ASSERT_TRUE(fdb->AddStatic(kMac[p], p).ok());
   }
   datapath.up_mask.store((1u << kPorts) - 1);
@@ -66,12 +68,11 @@ TEST(WorkersTest, TwoWorkersForwardConcurrentlyAndCountersAddUp) {
   std::atomic<bool> stop{false};
   for (uint16_t w = 0; w < kWorkers; ++w) {
     learn.push_back(*LearnQueue::Create("workers_learn" + std::to_string(w), 4096));
-    std::vector<RxQueueRef> queues;
-    for (uint16_t p = 0; p < kPorts; ++p) queues.push_back({p, ports[p]->eth_port(), w});
+    for (uint16_t p = 0; p < kPorts; ++p) table.rx[w].push_back({p, ports[p]->eth_port(), w});
     ForwarderOptions options;
     options.worker = w;
     workers.push_back(std::make_unique<Worker>(options, datapath, *learn[w], counters[w],
-                                               *quiescence, queues, 32, stop));
+                                               *quiescence, 32, stop));
   }
   for (uint16_t w = 0; w < kWorkers; ++w) {
     ASSERT_EQ(rte_eal_remote_launch(&Worker::Main, workers[w].get(), lcores[w]), 0);

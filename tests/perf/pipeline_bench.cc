@@ -60,9 +60,10 @@ class Rig {
       }
       learn_ = *LearnQueue::Create(name + "learn", 4096);
       datapath_.fdb = fdb_.get();
-      datapath_.Configure(std::vector<PortSpec>(2));
-      datapath_.ports[0].eth_port = a_->eth_port();
-      datapath_.ports[1].eth_port = b_->eth_port();
+      table_.Configure(std::vector<PortSpec>(2));
+      table_.ports[0].eth_port = a_->eth_port();
+      table_.ports[1].eth_port = b_->eth_port();
+      datapath_.table.store(&table_);
       datapath_.up_mask.store(0b11);
       forwarder_ = std::make_unique<Forwarder>(datapath_, ForwarderOptions{}, counters_, *learn_);
     }
@@ -100,6 +101,7 @@ class Rig {
   std::unique_ptr<RingPort> a_, b_;
   std::unique_ptr<Fdb> fdb_;
   std::unique_ptr<LearnQueue> learn_;
+  PortTable table_;
   Datapath datapath_;
   WorkerCounters counters_;
   std::unique_ptr<Forwarder> forwarder_;

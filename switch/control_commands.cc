@@ -210,17 +210,10 @@ json StatsCommand(Bridge& bridge, const Words& w) {
 }
 
 // Writes the daemon's options with its current ports (added and removed at run time
-// included) and the FDB's current static entries to FILE (default
-// RUNTIME_DIR/hvswitch.conf), replacing it whole: `hvswitch --config=FILE` brings the same
-// switch back.
-json ConfigCommand(Bridge& bridge, const DaemonOptions& options, const Words& w) {
-  if (w.positional.empty() || w.positional[0] != "save" || w.positional.size() > 2 || w.port ||
-      w.vlan) {
-    return Error("config save [FILE]");
-  }
-  const std::string path = w.positional.size() == 2
-                               ? w.positional[1]
-                               : absl::StrCat(options.runtime_dir, "/hvswitch.conf");
+// included) and the FDB's current static entries to `path`, replacing it whole:
+// `hvswitch --config=FILE` brings the same switch back.
+absl::Status SaveConfig(const Bridge& bridge, const DaemonOptions& options,
+                        const std::string& path) {
   DaemonOptions current = options;
   current.ports = bridge.PortSpecs();
   current.static_macs.clear();
@@ -231,13 +224,33 @@ json ConfigCommand(Bridge& bridge, const DaemonOptions& options, const Words& w)
   {
     std::ofstream out(tmp, std::ios::trunc);
     out << ConfigText(current);
-    if (!out.flush()) return Error(absl::StrCat("cannot write ", tmp));
+    if (!out.flush()) return absl::UnavailableError(absl::StrCat("cannot write ", tmp));
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     std::remove(tmp.c_str());
-    return Error(absl::StrCat("cannot write ", path));
+    return absl::UnavailableError(absl::StrCat("cannot write ", path));
   }
+  return absl::OkStatus();
+}
+
+// `config save [FILE]`: to FILE, else --save_config's file, else RUNTIME_DIR/hvswitch.conf.
+json ConfigCommand(const Bridge& bridge, const DaemonOptions& options, const Words& w) {
+  if (w.positional.empty() || w.positional[0] != "save" || w.positional.size() > 2 || w.port ||
+      w.vlan) {
+    return Error("config save [FILE]");
+  }
+  const std::string path = w.positional.size() == 2  ? w.positional[1]
+                           : !options.save_config.empty() ? options.save_config
+                           : absl::StrCat(options.runtime_dir, "/hvswitch.conf");
+  absl::Status status = SaveConfig(bridge, options, path);
+  if (!status.ok()) return Error(status.message());
   return {{"ok", true}, {"path", path}};
+}
+
+// Port and static MAC changes persist at once under --save_config.
+bool ChangesConfig(const std::vector<std::string>& words) {
+  return words.size() >= 2 && (words[0] == "port" || words[0] == "fdb") &&
+         (words[1] == "add" || words[1] == "del");
 }
 
 }  // namespace
@@ -259,6 +272,10 @@ std::string ExecuteControlCommand(Bridge& bridge, const DaemonOptions& options,
     answer = ConfigCommand(bridge, options, *w);
   } else {
     answer = Error(absl::StrCat("unknown command '", words[0], "': ", kControlCommandsHelp));
+  }
+  if (answer.value("ok", false) && ChangesConfig(words) && !options.save_config.empty()) {
+    absl::Status saved = SaveConfig(bridge, options, options.save_config);
+    if (!saved.ok()) answer["warning"] = absl::StrCat("done, but not saved: ", saved.message());
   }
   return answer.dump();
 }

@@ -14,7 +14,7 @@ class Bridge;
 struct DaemonOptions;
 
 // `options`: what the daemon was started with (config save writes them with the current
-// static MACs).
+// ports and static MACs, and so does every port or static MAC change under --save_config).
 std::string ExecuteControlCommand(Bridge& bridge, const DaemonOptions& options,
                                   absl::string_view line);
 

@@ -169,6 +169,9 @@ int main(int argc, char** argv) {
   json parsed = json::parse(answer, nullptr, false);
   if (parsed.is_discarded() || !parsed.is_object()) return Fail("unreadable answer", 1);
   if (!parsed.value("ok", false)) return Fail(parsed.value("error", "failed"), 1);
+  if (parsed.contains("warning")) {
+    std::fprintf(stderr, "hvswitchctl: %s\n", parsed["warning"].get<std::string>().c_str());
+  }
   if (as_json) {
     std::printf("%s\n", parsed.dump().c_str());
   } else {

@@ -85,6 +85,8 @@ struct Parser {
       options.ctl_socket = std::string(value);
     } else if (key == "ctl_group") {
       options.ctl_group = std::string(value);
+    } else if (key == "save_config") {
+      options.save_config = std::string(value);
     } else if (key == "runtime_dir") {
       if (value.empty()) return absl::InvalidArgumentError("--runtime_dir is empty");
       options.runtime_dir = std::string(value);
@@ -260,6 +262,9 @@ std::string ConfigText(const DaemonOptions& options) {
   absl::StrAppend(&out, "ctl_socket=", options.ctl_socket.empty() ? "none" : options.ctl_socket,
                   "\n");
   if (!options.ctl_group.empty()) absl::StrAppend(&out, "ctl_group=", options.ctl_group, "\n");
+  if (!options.save_config.empty()) {
+    absl::StrAppend(&out, "save_config=", options.save_config, "\n");
+  }
   auto number = [&](absl::string_view key, uint64_t value, uint64_t default_value) {
     if (value != default_value) absl::StrAppend(&out, key, "=", value, "\n");
   };
@@ -297,6 +302,8 @@ std::string UsageText() {
                           (default /run/hvswitch)
   --ctl_socket=PATH|none  hvswitchctl's socket (default RUNTIME_DIR/hvswitch.ctl)
   --ctl_group=GROUP       a group whose members may use hvswitchctl (default: root only)
+  --save_config=FILE      write the configuration to FILE after every hvswitchctl change
+                          (port add/del, fdb add/del); start again with --config=FILE
   --fdb_capacity=N        MAC table entries (default 65536)
   --fdb_aging=SECONDS     forget MACs not seen for this long (default 300; 0: never)
   --fdb_static=PORT,MAC[,vlan=N]   a MAC that lives on PORT: never aged or moved

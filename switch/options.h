@@ -32,6 +32,10 @@ struct DaemonOptions {
   // --ctl_socket=none) and the group that may use it besides root.
   std::string ctl_socket;
   std::string ctl_group;
+  // Where the daemon writes its configuration after every change made with hvswitchctl
+  // (ports, static MACs), and where `config save` writes by default; empty: nowhere, and
+  // `config save` writes <runtime_dir>/hvswitch.conf.
+  std::string save_config;
   uint32_t fdb_capacity = 65536;
   uint32_t fdb_aging_seconds = 300;  // 0: never
   // Data-path tunables; the defaults are the sweet spot measured in tests/perf/results.md.

@@ -1,9 +1,11 @@
 """Restart without restarting guests: hvswitch is killed with SIGKILL and started again
-from the configuration it saved (`hvswitchctl config save`), while its guests keep running.
+from the configuration it saved by itself (--save_config) as ports and static MACs were
+changed with hvswitchctl, while its guests keep running.
 
 vhost-user ports in client mode (client=1: the guest owns the socket, as QEMU does in
-production; here virtio-user with server=1) and a memif port. After the restart every port
-comes back from the saved file, the guests reconnect (vhost-user: hvswitch connects to
+production; here virtio-user with server=1) from the start, and a memif port added at run
+time (one more is added and removed again). After the restart every port comes back from
+the saved file, the guests reconnect (vhost-user: hvswitch connects to
 them again; memif: the guest restarts its port when it sees the link down), a static MAC
 added at run time is there again, and traffic flows. The same guest processes throughout.
 Then a guest restarts on its own and hvswitch connects to its new socket.
@@ -26,14 +28,18 @@ class RestartTest(unittest.TestCase):
         d = tempfile.mkdtemp(prefix="hvs-e2e-")
         g1 = Guest("vhost-user", f"{d}/g1.sock", "g1", server=True)
         g2 = Guest("vhost-user", f"{d}/g2.sock", "g2", server=True)
+        saved = f"{d}/saved.conf"
         sw = Daemon(["g1,type=vhost-user,path={dir}/g1.sock,client=1",
-                     "g2,type=vhost-user,path={dir}/g2.sock,client=1",
-                     "m1,type=memif,path={dir}/m1.sock"], sockdir=d)
+                     "g2,type=vhost-user,path={dir}/g2.sock,client=1"], sockdir=d,
+                    extra=[f"--save_config={saved}"])
         guests = [g1, g2]
         try:
             sw.wait_ready()
             g1.wait_ready()
             g2.wait_ready()
+            sw.ctl("port", "add", "m1", "memif", f"path={d}/m1.sock")
+            sw.ctl("port", "add", "gone", "memif", f"path={d}/gone.sock")
+            sw.ctl("port", "del", "gone")
             m1 = Guest("memif", f"{d}/m1.sock", "m1")
             guests.append(m1)
             for guest in guests:
@@ -43,7 +49,8 @@ class RestartTest(unittest.TestCase):
             wait_flow(g2, G1, BCAST, 3)
             wait_flow(m1, G1, BCAST, 3)
             sw.ctl("fdb", "add", "m1", STATIC)
-            saved = sw.ctl("config", "save", f"{d}/saved.conf")["path"]
+            with open(saved) as f:
+                self.assertIn(f"save_config={saved}\n", f.read())
             pids = [guest.proc.pid for guest in guests]
 
             sw.proc.kill()

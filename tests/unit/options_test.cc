@@ -55,7 +55,7 @@ TEST(OptionsTest, ConfigTextReadsBackAsTheSameOptions) {
        "--port=n,type=dpdk,queues=2,devargs=net_tap0,iface=x",
        "--fdb_static=a,02:00:00:00:00:09,vlan=3", "--lcores=1,3",
        "--metrics_address=none", "--eal=--no-huge -m 512", "--runtime_dir=/tmp/r",
-       "--ctl_group=kvm", "--fdb_capacity=1024", "--fdb_aging=0", "--burst=64",
+       "--ctl_group=kvm", "--save_config=/var/lib/h.conf", "--fdb_capacity=1024", "--fdb_aging=0", "--burst=64",
        "--rx_descriptors=512", "--tx_descriptors=2048", "--mbufs=9000", "--tx_flush_us=50"});
   ASSERT_TRUE(o.ok()) << o.status();
   const std::string path = ::testing::TempDir() + "/hvswitch-config-test.conf";
@@ -76,6 +76,7 @@ TEST(OptionsTest, ConfigTextReadsBackAsTheSameOptions) {
   EXPECT_EQ(back->runtime_dir, "/tmp/r");
   EXPECT_EQ(back->ctl_socket, "/tmp/r/hvswitch.ctl");
   EXPECT_EQ(back->ctl_group, "kvm");
+  EXPECT_EQ(back->save_config, "/var/lib/h.conf");
   EXPECT_EQ(back->fdb_capacity, 1024u);
   EXPECT_EQ(back->fdb_aging_seconds, 0u);
   EXPECT_EQ(back->burst, 64);
@@ -85,6 +86,15 @@ TEST(OptionsTest, ConfigTextReadsBackAsTheSameOptions) {
   EXPECT_EQ(back->tx_flush_us, 50u);
   EXPECT_FALSE(back->uses_default_ports);
   std::remove(path.c_str());
+}
+
+TEST(OptionsTest, PortNoneStartsWithoutPortsAndSavesSo) {
+  absl::StatusOr<DaemonOptions> o = Parse({"--port=none"});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_TRUE(o->ports.empty());
+  EXPECT_FALSE(o->uses_default_ports);
+  EXPECT_THAT(ConfigText(*o), HasSubstr("\nport=none\n"));
+  EXPECT_FALSE(Parse({"--port=none", "--port=a,type=memif,path=/a"}).ok());
 }
 
 TEST(OptionsTest, RepeatedPortsAndEveryOption) {

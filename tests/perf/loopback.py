@@ -120,8 +120,9 @@ class Testpmd:
         return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
 
 
-def guest(kind, sockets, cpu, name, burst):
-    """A two-port guest: port 0's frames go to port 1's MAC and back."""
+def guest(kind, sockets, cpu, name, burst, peer0=MAC1):
+    """A two-port guest: port 0's frames go to `peer0` (port 1's MAC, or a broadcast
+    that reaches port 1 among others) and port 1's back to port 0's MAC."""
     if kind == "vhost-user":
         vdevs = [f"net_virtio_user{i},path={s},mac={m}"
                  for i, (s, m) in enumerate(zip(sockets, (MAC0, MAC1)))]
@@ -131,7 +132,7 @@ def guest(kind, sockets, cpu, name, burst):
     eal = [f"--lcores=0@{cpu},1@{cpu}",
            f"--file-prefix=hvs-perf-{re.sub('[^A-Za-z0-9-]', '', name)}-{os.getpid()}"]
     eal += [f"--vdev={v}" for v in vdevs]
-    return Testpmd(eal, ["--forward-mode=mac", f"--eth-peer=0,{MAC1}", f"--eth-peer=1,{MAC0}",
+    return Testpmd(eal, ["--forward-mode=mac", f"--eth-peer=0,{peer0}", f"--eth-peer=1,{MAC0}",
                          f"--burst={burst}"])
 
 
@@ -171,22 +172,33 @@ def scrape_bursts(port):
 
 
 class Setup:
-    def __init__(self, name, kind, switch, args):
+    """A switch and its loop guest. `extra_ports`: more hvswitch --port specs ({dir} is the
+    set-up's directory); `peer0`: where the guest's port 0 sends."""
+
+    def __init__(self, name, kind, switch, args, extra_ports=(), peer0=MAC1):
         self.dir = tempfile.mkdtemp(prefix=f"hvs-perf-{re.sub('[^A-Za-z0-9-]', '', name)}-")
         self.name = name
         self.kind = kind
         self.sockets = [os.path.join(self.dir, f"p{i}.sock") for i in range(2)]
         self.switch_args = args
         self.switch = switch
+        self.extra_ports = [p.format(dir=self.dir) for p in extra_ports]
+        self.peer0 = peer0
+        # A reading taken at the start and the end of every slice (the switch runs only
+        # then); measure() leaves the difference in self.watched.
+        self.watch = None
+        self.watched = 0
 
     def launch(self, switch_cpu, guest_cpu, size):
         self.log = open(os.path.join(self.dir, "switch.log"), "wb")
         if self.switch == "hvswitch":
             ports = [f"--port=p{i},type={self.kind},path={s}" for i, s in enumerate(self.sockets)]
+            ports += [f"--port={p}" for p in self.extra_ports]
             self.metrics_port = free_port()
             self.prefix = f"hvs-perf-sw-{re.sub('[^A-Za-z0-9-]', '', self.name)}-{os.getpid()}"
             args = [HVSWITCH, *ports, f"--lcores={switch_cpu}",
                     f"--metrics_address=127.0.0.1:{self.metrics_port}",
+                    f"--ctl_socket={self.dir}/hvswitch.ctl",
                     f"--eal=--no-huge -m 1024 --file-prefix={self.prefix}"]
             a = self.switch_args
             args += [f"--burst={a.burst}", f"--rx_descriptors={a.descriptors}",
@@ -213,7 +225,7 @@ class Setup:
             time.sleep(0.1)
         time.sleep(0.5)
         self.guest = guest(self.kind, self.sockets, guest_cpu, self.name,
-                           self.switch_args.guest_burst)
+                           self.switch_args.guest_burst, self.peer0)
         # --size counts the 4-byte FCS, as RFC 2544 frame sizes do (64 ... 1518); testpmd's
         # txpkts does not.
         self.guest.cmd(f"set txpkts {size - 4}")
@@ -257,11 +269,13 @@ class Setup:
         time.sleep(0.5)  # let caches and rings warm up again
         c0, p0 = self.switch_busy()
         b0, x0, n0 = self.tx_extras()
+        w0 = self.watch() if self.watch else 0
         r0, t0 = self.guest.rx_packets(), time.monotonic()
         time.sleep(seconds)
         r1, t1 = self.guest.rx_packets(), time.monotonic()
         c1, p1 = self.switch_busy()
         b1, x1, n1 = self.tx_extras()
+        self.watched = (self.watch() if self.watch else 0) - w0
         self.pause()
         self.per_burst = (x1 - x0) / max(b1 - b0, 1)
         self.notes_per_packet = (n1 - n0) / max(x1 - x0, 1)

@@ -14,6 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "ports/memseg_fd_guard.h"
 #include "ports/socket_path.h"
 
 namespace hvswitch {
@@ -42,8 +43,9 @@ std::string PortDevargs(const PortSpec& spec, int index) {
                           ",client=", spec.client ? 1 : 0, ",legacy-ol-flags=0,tso=1");
     case PortType::kMemif:
       // A filesystem socket (not the abstract namespace) as VPP and libmemif expect.
-      return absl::StrCat("net_memif", index, ",role=server,socket=", spec.path,
-                          ",socket-abstract=no,id=", spec.memif_id);
+      return absl::StrCat("net_memif", index, ",role=", spec.client ? "client" : "server",
+                          ",socket=", spec.path, ",socket-abstract=no,id=", spec.memif_id,
+                          spec.zero_copy ? ",zero-copy=yes" : "");
     case PortType::kDpdk:
       return spec.devargs;
   }
@@ -179,9 +181,11 @@ absl::Status Port::Start(const std::string& devargs, rte_mempool* pool) {
     rc = rte_eth_tx_queue_setup(eth_port_, q, queues_.tx_descriptors, socket, nullptr);
     if (rc != 0) return PortError(spec_, absl::StrCat("cannot set up tx queue ", q), rc);
   }
+  if (spec_.zero_copy) memseg_fd_guard::ProtectMemsegFds();
   rc = rte_eth_dev_start(eth_port_);
-  if (rc != 0) return PortError(spec_, "cannot start device", rc);
-  started_ = true;
+  // A memif client whose server is not there yet is started again later (Reconnect).
+  if (rc != 0 && !reconnects()) return PortError(spec_, "cannot start device", rc);
+  started_ = rc == 0;
   // A bridge port must receive frames for every MAC behind it.
   rc = rte_eth_promiscuous_enable(eth_port_);
   if (rc != 0 && rc != -ENOTSUP) return PortError(spec_, "cannot enable promiscuous mode", rc);
@@ -204,6 +208,13 @@ Port::~Port() {
     if (probed_ && device != nullptr) rte_dev_remove(device);
   }
   if (spec_.OwnsSocket()) RemoveSocketFile(spec_.path);
+}
+
+bool Port::Reconnect() {
+  if (started_) rte_eth_dev_stop(eth_port_);
+  if (spec_.zero_copy) memseg_fd_guard::ProtectMemsegFds();
+  started_ = rte_eth_dev_start(eth_port_) == 0;
+  return started_;
 }
 
 bool Port::LinkUp() const {

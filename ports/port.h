@@ -53,12 +53,19 @@ class Port {
   const PortSpec& spec() const { return spec_; }
   uint16_t eth_port() const { return eth_port_; }
   const PortQueues& queues() const { return queues_; }
+  // The MAC the port presents, "aa:bb:cc:dd:ee:ff".
   const std::string& mac() const { return mac_; }
   // The MTU the device was configured with: spec().mtu, or less where the device's
   // reported maximum is lower.
   uint16_t device_mtu() const { return device_mtu_; }
-  // The MAC the port presents, "aa:bb:cc:dd:ee:ff".
   bool LinkUp() const;
+  // A memif client: DPDK's PMD connects to its server only when the device starts, and
+  // never again by itself after the server went away or was not there yet.
+  bool reconnects() const { return spec_.type == PortType::kMemif && spec_.client; }
+  bool started() const { return started_; }
+  // Stops the device if it runs and starts it again, which connects a memif client anew.
+  // Only while no worker uses the device. False when it did not start (server absent).
+  bool Reconnect();
   // True when frames from the port may carry offload requests: partial L4 checksums and
   // TCP super-frames (vhost-user with the PMD's Rx checksum offload on).
   bool rx_offload() const { return rx_offload_; }

@@ -104,7 +104,9 @@ std::string PortSpec::ToString() const {
                       queues != 1 ? absl::StrCat(",queues=", queues) : "");
       break;
     case PortType::kMemif:
-      absl::StrAppend(&out, ",path=", path, memif_id != 0 ? absl::StrCat(",id=", memif_id) : "");
+      absl::StrAppend(&out, ",path=", path, client ? ",client=1" : "",
+                      zero_copy ? ",zero_copy=1" : "",
+                      memif_id != 0 ? absl::StrCat(",id=", memif_id) : "");
       break;
     case PortType::kDpdk:
       break;
@@ -160,7 +162,7 @@ absl::StatusOr<PortSpec> ParsePortSpec(absl::string_view text) {
   bool has_type = false, has_path = false, has_client = false, has_queues = false,
        has_id = false, has_vlan = false, has_trunk = false, has_native = false,
        has_mtu = false, has_learn_limit = false, has_mac = false, has_lock = false,
-       has_quota = false;
+       has_quota = false, has_zero_copy = false;
   for (size_t i = 1; i < fields.size(); ++i) {
     std::pair<absl::string_view, absl::string_view> kv =
         absl::StrSplit(fields[i], absl::MaxSplits('=', 1));
@@ -251,6 +253,11 @@ absl::StatusOr<PortSpec> ParsePortSpec(absl::string_view text) {
       status = ParseInRange(spec.name, key, value, "a number of buffers", kMinQuota, kMaxQuota,
                             spec.quota);
       if (!status.ok()) return status;
+    } else if (key == "zero_copy") {
+      status = once(has_zero_copy);
+      if (!status.ok()) return status;
+      if (value != "0" && value != "1") return PortError(spec.name, "zero_copy must be 0 or 1");
+      spec.zero_copy = value == "1";
     } else if (key == "lock") {
       status = once(has_lock);
       if (!status.ok()) return status;
@@ -279,11 +286,20 @@ absl::StatusOr<PortSpec> ParsePortSpec(absl::string_view text) {
     case PortType::kVhostUser:
       if (!has_path) return PortError(spec.name, "missing path= (the vhost-user socket)");
       if (!(status = not_for(has_id, "id")).ok()) return status;
+      if (!(status = not_for(has_zero_copy, "zero_copy")).ok()) return status;
       if (!(status = not_for(has_devargs, "devargs")).ok()) return status;
       break;
     case PortType::kMemif:
       if (!has_path) return PortError(spec.name, "missing path= (the memif socket)");
-      if (!(status = not_for(has_client, "client")).ok()) return status;
+      if (spec.zero_copy && !spec.client) {
+        // DPDK's memif PMD shares the client's buffers only.
+        return PortError(spec.name, "zero_copy=1 needs client=1 (the peer is the memif server)");
+      }
+      if (spec.zero_copy && spec.quota == 0) {
+        // DPDK 22.11's memif PMD loses the buffers on a zero-copy port's receive ring at
+        // every disconnect: they must come from the port's own pool, not the shared one.
+        return PortError(spec.name, "zero_copy=1 needs quota=N (a pool of the port's own)");
+      }
       if (!(status = not_for(has_queues, "queues")).ok()) return status;
       if (!(status = not_for(has_devargs, "devargs")).ok()) return status;
       break;
@@ -294,6 +310,7 @@ absl::StatusOr<PortSpec> ParsePortSpec(absl::string_view text) {
       if (!(status = not_for(has_path, "path")).ok()) return status;
       if (!(status = not_for(has_client, "client")).ok()) return status;
       if (!(status = not_for(has_id, "id")).ok()) return status;
+      if (!(status = not_for(has_zero_copy, "zero_copy")).ok()) return status;
       spec.devargs = std::string(devargs);
       break;
   }

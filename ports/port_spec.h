@@ -20,7 +20,13 @@ struct PortSpec {
   std::string name;
   PortType type = PortType::kDpdk;
   std::string path;      // vhost-user / memif socket
-  bool client = false;   // vhost-user: connect to a socket the guest (QEMU) created
+  // Connect to a socket the guest created (vhost-user: QEMU's server=on; memif: the peer
+  // is the memif server, hvswitch the client) instead of creating it.
+  bool client = false;
+  // memif client only: the peer reads and writes hvswitch's buffers in place (DPDK's
+  // zero-copy mode) instead of each side copying through the shared rings. The peer sees
+  // all of hvswitch's DPDK memory: only for peers trusted like hvswitch itself.
+  bool zero_copy = false;
   uint16_t queues = 1;   // vhost-user queue pairs
   uint32_t memif_id = 0; // memif interface id on the socket
   std::string devargs;   // dpdk: taken verbatim
@@ -43,14 +49,15 @@ struct PortSpec {
 
   // True when hvswitch itself creates `path` and so must remove it on exit.
   bool OwnsSocket() const {
-    return type == PortType::kMemif || (type == PortType::kVhostUser && !client);
+    return type != PortType::kDpdk && !client;
   }
   // The spec written back in the grammar ParsePortSpec reads.
   std::string ToString() const;
 };
 
 // Parses `NAME,type=vhost-user,path=SOCK[,client=0|1][,queues=N]`,
-// `NAME,type=memif,path=SOCK[,id=N]` or `NAME,type=dpdk[,queues=N],devargs=DEVARGS`
+// `NAME,type=memif,path=SOCK[,client=1[,zero_copy=1]][,id=N]` or
+// `NAME,type=dpdk[,queues=N],devargs=DEVARGS`
 // (everything after `devargs=` verbatim), each with the common keys
 // `[,vlan=N | ,trunk=LIST[,native=N]][,mtu=N][,learn_limit=N][,mac=MAC[,MAC...] | ,lock=1]`
 // `[,quota=N]`

@@ -17,6 +17,15 @@
 #include "switch/unmap_guard.h"
 
 namespace hvswitch {
+namespace {
+
+// When a memif client port may be started again after a start that failed (no server:
+// cheap to retry) / that connected (a handshake under way must not be cut short: stopping
+// DPDK's memif client mid-handshake crashes its interrupt thread).
+constexpr std::chrono::milliseconds kReconnectAfter[2] = {std::chrono::milliseconds(1000),
+                                                          std::chrono::milliseconds(3000)};
+
+}  // namespace
 
 uint32_t MonotonicSeconds() {
   timespec ts{};
@@ -155,6 +164,14 @@ absl::Status Bridge::AddPort(const PortSpec& spec) {
   Log("port '%s' (%s %s): ready, ethdev %d, mac %s", spec.name, PortTypeName(spec.type),
       spec.type == PortType::kDpdk ? spec.devargs : spec.path, dp.eth_port,
       ports_[slot]->mac());
+  if (ports_[slot]->reconnects()) {
+    const bool started = ports_[slot]->started();
+    reconnect_at_[slot] = std::chrono::steady_clock::now() + kReconnectAfter[started];
+    reconnect_failing_[slot] = !started;
+    if (!started) {
+      Log("port '%s': no memif server at %s yet: trying every second", spec.name, spec.path);
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -194,8 +211,8 @@ absl::Status Bridge::RemovePort(absl::string_view name) {
   return absl::OkStatus();
 }
 
-std::unique_ptr<PortTable> Bridge::NextTable(int slot, const PortSpec* spec,
-                                             const Port* port) const {
+std::unique_ptr<PortTable> Bridge::NextTable(int slot, const PortSpec* spec, const Port* port,
+                                             bool polled) const {
   auto table = std::make_unique<PortTable>(*table_);
   std::vector<const PortSpec*> specs(kMaxPorts, nullptr);
   for (size_t p = 0; p < ports_.size(); ++p) {
@@ -215,14 +232,33 @@ std::unique_ptr<PortTable> Bridge::NextTable(int slot, const PortSpec* spec,
   dp.rx_offload = port->rx_offload();
   const PeerOffloads nic = port->Offloads();
   dp.tx_prepare = spec->type == PortType::kDpdk && (nic.csum || nic.tso4);
+  dp.recount_chains = spec->type == PortType::kMemif && spec->zero_copy;
   // Each receive queue goes to the worker that polls the fewest; the others stay where
-  // they are.
-  for (uint16_t q = 0; q < port->queues().nb_rxq; ++q) {
+  // they are. A device that is not started (a memif client without its server) is not
+  // polled.
+  for (uint16_t q = 0; polled && port->started() && q < port->queues().nb_rxq; ++q) {
     auto least = std::min_element(table->rx.begin(), table->rx.begin() + nb_workers,
                                   [](const auto& a, const auto& b) { return a.size() < b.size(); });
     least->push_back({static_cast<uint16_t>(slot), port->eth_port(), q});
   }
   return table;
+}
+
+void Bridge::Reconnect(int slot) {
+  const auto now = std::chrono::steady_clock::now();
+  if (now < reconnect_at_[slot]) return;
+  Port& port = *ports_[slot];
+  // The device is stopped and started only while no worker polls it (its link is down, so
+  // none sends to it either).
+  Publish(NextTable(slot, &port.spec(), &port, /*polled=*/false));
+  const bool started = port.Reconnect();
+  Publish(NextTable(slot, &port.spec(), &port));
+  reconnect_at_[slot] = now + kReconnectAfter[started];
+  if (!started && !reconnect_failing_[slot]) {
+    Log("port '%s': no memif server at %s: trying every second", port.spec().name,
+        port.spec().path);
+  }
+  reconnect_failing_[slot] = !started;
 }
 
 void Bridge::Publish(std::unique_ptr<PortTable> table) {
@@ -530,6 +566,11 @@ void Bridge::FollowLinks() {
         yes(csum), yes(tso4), yes(tso6));
   }
   datapath_.up_mask.store(mask, std::memory_order_relaxed);
+  for (size_t p = 0; p < ports_.size(); ++p) {
+    if (ports_[p] != nullptr && ports_[p]->reconnects() && !((mask >> p) & 1)) {
+      Reconnect(static_cast<int>(p));
+    }
+  }
   for (uint64_t changed = mask ^ old_mask; changed != 0; changed &= changed - 1) {
     size_t p = static_cast<size_t>(__builtin_ctzll(changed));
     bool up = (mask >> p) & 1;

@@ -8,6 +8,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <string>
 #include <cstdint>
 #include <functional>
@@ -99,8 +100,13 @@ class Bridge {
   // may still sit in a NIC's transmit ring).
   void RetirePool(rte_mempool* pool);
   void FreeReturnedPools();
-  // The table with slot `slot` given `spec` (null: emptied), its queues (or none).
-  std::unique_ptr<PortTable> NextTable(int slot, const PortSpec* spec, const Port* port) const;
+  // The table with slot `slot` given `spec` (null: emptied) and its device (null: none);
+  // `polled`: its receive queues go to workers.
+  std::unique_ptr<PortTable> NextTable(int slot, const PortSpec* spec, const Port* port,
+                                       bool polled = true) const;
+  // A memif client port that is down: started again (it connects only then), at most
+  // every second, and not while a handshake may be under way.
+  void Reconnect(int slot);
   // Swaps the workers' table and waits until none uses the old one.
   void Publish(std::unique_ptr<PortTable> table);
   absl::Status AddStaticMacs();
@@ -128,6 +134,9 @@ class Bridge {
   // reset; a port's are the difference).
   std::array<PortTotals, kMaxPorts> counter_base_;
   std::vector<rte_mempool*> retired_pools_;
+  // Per slot: when a memif client port may be started again; whether its last try failed.
+  std::array<std::chrono::steady_clock::time_point, kMaxPorts> reconnect_at_{};
+  std::array<bool, kMaxPorts> reconnect_failing_{};
   uint32_t next_device_ = 0, next_pool_ = 0;  // unique vdev and pool names
   std::unique_ptr<Fdb> fdb_;
   std::unique_ptr<PortTable> table_;  // the one the workers read

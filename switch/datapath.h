@@ -35,6 +35,8 @@ struct DatapathPort {
   bool rx_offload = false;
   // A NIC with Tx offloads on: frames go through rte_eth_tx_prepare first.
   bool tx_prepare = false;
+  // A memif zero-copy client: received chains need their pkt_len summed again.
+  bool recount_chains = false;
 };
 
 // The source MACs a secured port may use (mac=, or the first one it used under lock=1).
@@ -65,6 +67,9 @@ struct RxQueueRef {
 struct PortTable {
   std::array<DatapathPort, kMaxPorts> ports{};
   uint64_t present = 0;     // bit p set while slot p holds a port
+  // Bit p set for a memif zero-copy port: its sent frames are freed only by its next
+  // transmit call, so workers make an empty one every round (see Forwarder::ReclaimTx).
+  uint64_t reclaim_tx = 0;
   uint16_t min_mtu = 1500;  // smallest port MTU: frames up to it skip the per-port check
   VlanTable vlans;
   // The receive queues each worker polls. A queue stays with its worker for as long as
@@ -75,6 +80,7 @@ struct PortTable {
   // and rx lists are filled in by whoever opened the ports.
   void Configure(const std::vector<const PortSpec*>& specs) {
     present = 0;
+    reclaim_tx = 0;
     vlans = VlanTable::Build(specs);
     min_mtu = kMaxMtu;
     for (size_t p = 0; p < specs.size() && p < kMaxPorts; ++p) {
@@ -83,6 +89,7 @@ struct PortTable {
         continue;
       }
       present |= uint64_t{1} << p;
+      if (specs[p]->zero_copy) reclaim_tx |= uint64_t{1} << p;
       ports[p].mtu = specs[p]->mtu;
       min_mtu = std::min(min_mtu, specs[p]->mtu);
     }

@@ -70,6 +70,12 @@ absl::StatusOr<EalPlan> PlanEal(const DaemonOptions& options, const std::vector<
     plan.args.push_back("-m");
     plan.args.push_back("512");
   }
+  // memif zero-copy shares hvswitch's memory with the peer by one file per memory
+  // segment list, which this mode gives (--no-huge has it anyway, but the memif PMD asks
+  // the flag); vhost-user works either way.
+  if (!HasArg(extra, "--single-file-segments") && !HasArg(extra, "--huge-unlink")) {
+    plan.args.push_back("--single-file-segments");
+  }
   if (!HasArg(extra, "--log-level")) plan.args.push_back("--log-level=lib.eal:warning");
   plan.args.insert(plan.args.end(), extra.begin(), extra.end());
   return plan;

@@ -48,10 +48,22 @@ bool OverMtu(const rte_mbuf* m, uint32_t payload, uint16_t mtu) {
   return payload > mtu && !(m->ol_flags & RTE_MBUF_F_TX_TCP_SEG);
 }
 
+// DPDK 22.11's memif zero-copy receive leaves a chain's pkt_len at its first segment's
+// length (it adds each next segment before setting that segment's length).
+void RecountChains(rte_mbuf** pkts, uint16_t n) {
+  for (uint16_t i = 0; i < n; ++i) {
+    if (pkts[i]->nb_segs == 1) continue;
+    uint32_t len = 0;
+    for (const rte_mbuf* seg = pkts[i]; seg != nullptr; seg = seg->next) len += seg->data_len;
+    pkts[i]->pkt_len = len;
+  }
+}
+
 }  // namespace
 
 void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
   PortCounters& in = counters_.ports[in_port];
+  if (table_->ports[in_port].recount_chains) RecountChains(pkts, n);
   // Frames are grouped into runs of consecutive frames with the same source, destination
   // and encapsulation (a guest's burst is mostly one or two conversations): lookups,
   // learning and the verdict happen once per run.
@@ -415,6 +427,17 @@ void Forwarder::FlushExpired(uint64_t now) {
   ForEachBit(due, [&](uint16_t p) { FlushPort(p); });
 }
 
+void Forwarder::ReclaimTx() {
+  ForEachBit(table_->reclaim_tx & LoadUpMask(), [&](uint16_t p) {
+    const DatapathPort& dp = table_->ports[p];
+    const uint16_t queue = TxQueue(dp);
+    rte_spinlock_t* lock = dp.shared_tx ? &datapath_.tx_locks[p][queue] : nullptr;
+    if (lock != nullptr) rte_spinlock_lock(lock);
+    rte_eth_tx_burst(dp.eth_port, queue, nullptr, 0);
+    if (lock != nullptr) rte_spinlock_unlock(lock);
+  });
+}
+
 void Forwarder::FlushAll() {
   ForEachBit(pending_, [&](uint16_t p) { FlushPort(p); });
 }
@@ -433,8 +456,7 @@ void Forwarder::FlushPort(uint16_t port) {
     return;
   }
   const DatapathPort& dp = table_->ports[port];
-  const uint16_t queue = options_.worker < dp.nb_txq ? options_.worker
-                                                     : options_.worker % dp.nb_txq;
+  const uint16_t queue = TxQueue(dp);
   rte_spinlock_t* lock =
       dp.shared_tx ? &datapath_.tx_locks[port][queue] : nullptr;
   if (dp.tx_prepare) {

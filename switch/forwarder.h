@@ -40,6 +40,10 @@ class Forwarder {
   void FlushExpired(uint64_t now);
   // Sends everything waiting.
   void FlushAll();
+  // Lets the ports in the table's reclaim_tx free what their peers have taken: DPDK
+  // 22.11's memif zero-copy transmit frees sent frames only when called again, and
+  // whatever it still holds when the peer goes is lost to its pool.
+  void ReclaimTx();
   bool HasPending() const { return pending_ != 0; }
 
  private:
@@ -78,6 +82,10 @@ class Forwarder {
   // Sends `targets` the same frame as one mbuf whose reference count covers them all.
   void Share(uint64_t targets, rte_mbuf* m);
   void FlushPort(uint16_t port);
+  // port's transmit queue for this worker, and its lock when workers share it (else null).
+  uint16_t TxQueue(const DatapathPort& dp) const {
+    return options_.worker < dp.nb_txq ? options_.worker : options_.worker % dp.nb_txq;
+  }
   // Ports that exist and are up.
   uint64_t LoadUpMask() const {
     return datapath_.up_mask.load(std::memory_order_relaxed) & table_->present;

@@ -31,6 +31,7 @@ void Worker::Run() {
       }
       received += n;
     }
+    if (table->reclaim_tx != 0) forwarder_.ReclaimTx();
     uint64_t now = rte_rdtsc();
     if (flushes_by_time_ && forwarder_.HasPending()) forwarder_.FlushExpired(now);
     const PortTable* next = datapath_.table.load(std::memory_order_acquire);

@@ -221,6 +221,8 @@ class Guest:
             vdev = f"net_virtio_user0,path={path}" + (",server=1" if server else "")
         elif kind == "memif":
             vdev = f"net_memif0,role=client,socket={path},socket-abstract=no"
+        elif kind == "memif-server":  # for a memif port with client=1
+            vdev = f"net_memif0,role=server,socket={path},socket-abstract=no"
         else:
             raise ValueError(kind)
         self.name = name

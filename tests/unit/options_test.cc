@@ -213,6 +213,7 @@ TEST(EalPlanTest, NeverProbesPciUnlessAPortNamesIt) {
   EXPECT_THAT(plan.args, Contains("--lcores=0@(0),1@1"));
   EXPECT_THAT(plan.worker_lcores, ElementsAre(1u));
   EXPECT_THAT(plan.args, Not(Contains("--no-huge")));
+  EXPECT_THAT(plan.args, Contains("--single-file-segments"));  // memif zero-copy needs it
 
   o = *Parse({"--port=a,type=dpdk,devargs=0000:03:00.0", "--port=b,type=memif,path=/b"});
   plan = *PlanEal(o, {0, 1}, true);

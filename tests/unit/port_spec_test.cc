@@ -36,6 +36,12 @@ TEST(PortSpecTest, Memif) {
   EXPECT_EQ(spec->type, PortType::kMemif);
   EXPECT_EQ(spec->memif_id, 7u);
   EXPECT_TRUE(spec->OwnsSocket());
+  // The peer serves the socket; hvswitch connects, in place with zero_copy=1.
+  spec = ParsePortSpec("m1,type=memif,path=/run/m.sock,client=1,zero_copy=1,quota=4096");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_TRUE(spec->client);
+  EXPECT_TRUE(spec->zero_copy);
+  EXPECT_FALSE(spec->OwnsSocket());
 }
 
 TEST(PortSpecTest, DpdkDevargsTakenVerbatimWithCommas) {
@@ -54,7 +60,8 @@ TEST(PortSpecTest, RoundTripsThroughToString) {
                            "r,type=dpdk,mtu=9000,queues=4,devargs=0000:03:00.0",
                            "s,type=vhost-user,path=/e,mac=02:00:00:00:00:01,0a:bc:00:00:00:02",
                            "l,type=memif,path=/f,vlan=3,lock=1",
-                           "q,type=vhost-user,path=/h,quota=4096"}) {
+                           "q,type=vhost-user,path=/h,quota=4096",
+                           "z,type=memif,path=/i,client=1,zero_copy=1,id=2,quota=4096"}) {
     absl::StatusOr<PortSpec> spec = ParsePortSpec(text);
     ASSERT_TRUE(spec.ok());
     EXPECT_EQ(spec->ToString(), text);
@@ -126,7 +133,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadSpec{"p1,type=vhost-user,path=/s,queues=99", "queues must be"},
         BadSpec{"p1,type=vhost-user,path=/s,client=yes", "client must be 0 or 1"},
         BadSpec{"p1,type=vhost-user,path=/s,path=/t", "key 'path' given twice"},
-        BadSpec{"p1,type=memif,path=/s,client=1", "'client' does not apply to type memif"},
+        BadSpec{"p1,type=memif,path=/s,zero_copy=1", "zero_copy=1 needs client=1"},
+        BadSpec{"p1,type=memif,path=/s,client=1,zero_copy=1", "zero_copy=1 needs quota=N"},
+        BadSpec{"p1,type=vhost-user,path=/s,zero_copy=1", "'zero_copy' does not apply"},
+        BadSpec{"p1,type=memif,path=/s,client=1,zero_copy=2", "zero_copy must be 0 or 1"},
         BadSpec{"p1,type=vhost-user,path=/s,id=2", "'id' does not apply"},
         BadSpec{"p1,type=dpdk,path=/s,devargs=net_null0", "'path' does not apply"},
         BadSpec{"p1,type=memif,path=/s,id=x", "id must be"},

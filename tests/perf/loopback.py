@@ -24,7 +24,12 @@ once per burst).
 
 --size is the Ethernet frame size with its FCS, as in RFC 2544 (64 and 1518).
 
-usage: loopback.py [--kind vhost-user|memif] [--size 64] [--rounds 5] [--slice 3]
+--kind memif-client: the switch's memif ports are clients of sockets the guest serves
+(--zero-copy 1: in zero-copy mode); `--kind memif-client --against-hvswitch zero_copy=1`
+compares the two modes.
+
+usage: loopback.py [--kind vhost-user|memif|memif-client] [--size 64] [--rounds 5]
+                   [--slice 3] [--zero-copy 0|1]
                    [--burst N] [--descriptors N] [--tx-flush-us N] [--guest-burst N]
                    [--against-hvswitch KEY=VALUE[,KEY=VALUE]]
    --burst/--descriptors apply to both switches (testpmd: --burst, --rxd, --txd);
@@ -126,6 +131,9 @@ def guest(kind, sockets, cpu, name, burst, peer0=MAC1):
     if kind == "vhost-user":
         vdevs = [f"net_virtio_user{i},path={s},mac={m}"
                  for i, (s, m) in enumerate(zip(sockets, (MAC0, MAC1)))]
+    elif kind == "memif-client":  # the switch is the memif client, the guest serves
+        vdevs = [f"net_memif{i},role=server,socket={s},socket-abstract=no,mac={m}"
+                 for i, (s, m) in enumerate(zip(sockets, (MAC0, MAC1)))]
     else:
         vdevs = [f"net_memif{i},role=client,socket={s},socket-abstract=no,mac={m}"
                  for i, (s, m) in enumerate(zip(sockets, (MAC0, MAC1)))]
@@ -188,44 +196,27 @@ class Setup:
         # then); measure() leaves the difference in self.watched.
         self.watch = None
         self.watched = 0
+        self.wrap = []  # a command hvswitch runs under (e.g. valgrind)
 
     def launch(self, switch_cpu, guest_cpu, size):
         self.log = open(os.path.join(self.dir, "switch.log"), "wb")
+        # memif-client: the switch connects to sockets the guest serves, so the guest
+        # comes first; otherwise the switch creates them.
+        serves = self.kind == "memif-client"
+        if serves:
+            self.start_guest(guest_cpu)
         if self.switch == "hvswitch":
-            ports = [f"--port=p{i},type={self.kind},path={s}" for i, s in enumerate(self.sockets)]
-            ports += [f"--port={p}" for p in self.extra_ports]
-            self.metrics_port = free_port()
-            self.prefix = f"hvs-perf-sw-{re.sub('[^A-Za-z0-9-]', '', self.name)}-{os.getpid()}"
-            args = [HVSWITCH, *ports, f"--lcores={switch_cpu}",
-                    f"--metrics_address=127.0.0.1:{self.metrics_port}",
-                    f"--ctl_socket={self.dir}/hvswitch.ctl",
-                    f"--eal=--no-huge -m 1024 --file-prefix={self.prefix}"]
-            a = self.switch_args
-            args += [f"--burst={a.burst}", f"--rx_descriptors={a.descriptors}",
-                     f"--tx_descriptors={a.descriptors}", f"--tx_flush_us={a.tx_flush_us}"]
-            self.sw = start(args, stdout=self.log, stderr=subprocess.STDOUT)
+            self.start_hvswitch(switch_cpu)
         else:
-            if self.kind == "vhost-user":
-                vdevs = [f"net_vhost{i},iface={s},queues=1" for i, s in enumerate(self.sockets)]
-            else:
-                vdevs = [f"net_memif{i},role=server,socket={s},socket-abstract=no"
-                         for i, s in enumerate(self.sockets)]
-            eal = [f"--lcores=0@{guest_cpu},1@{switch_cpu}",
-                   f"--file-prefix=hvs-perf-io-{os.getpid()}"] + [f"--vdev={v}" for v in vdevs]
-            a = self.switch_args
-            self.testpmd = Testpmd(eal, ["--forward-mode=io", "--record-core-cycles",
-                                         f"--burst={a.burst}", f"--rxd={a.descriptors}",
-                                         f"--txd={a.descriptors}"])
-            self.testpmd.cmd("start")
-            self.sw = self.testpmd.p
-        deadline = time.monotonic() + 30
-        while not all(os.path.exists(s) for s in self.sockets):
-            if time.monotonic() > deadline or self.sw.poll() is not None:
-                raise RuntimeError(f"{self.name}: switch did not create its sockets")
-            time.sleep(0.1)
-        time.sleep(0.5)
-        self.guest = guest(self.kind, self.sockets, guest_cpu, self.name,
-                           self.switch_args.guest_burst, self.peer0)
+            self.start_testpmd(switch_cpu, guest_cpu)
+        if not serves:
+            deadline = time.monotonic() + 30
+            while not all(os.path.exists(s) for s in self.sockets):
+                if time.monotonic() > deadline or self.sw.poll() is not None:
+                    raise RuntimeError(f"{self.name}: switch did not create its sockets")
+                time.sleep(0.1)
+            time.sleep(0.5)
+            self.start_guest(guest_cpu)
         # --size counts the 4-byte FCS, as RFC 2544 frame sizes do (64 ... 1518); testpmd's
         # txpkts does not.
         self.guest.cmd(f"set txpkts {size - 4}")
@@ -239,6 +230,50 @@ class Setup:
                 return
             self.guest.cmd("stop")
         raise RuntimeError(f"{self.name}: frames do not circulate")
+
+    def start_guest(self, guest_cpu):
+        self.guest = guest(self.kind, self.sockets, guest_cpu, self.name,
+                           self.switch_args.guest_burst, self.peer0)
+
+    def start_hvswitch(self, switch_cpu):
+        a = self.switch_args
+        if self.kind == "memif-client":
+            # Both modes with a pool of their own (zero-copy needs one), so that they
+            # differ in the copy only.
+            extra = ",client=1,quota=16384" + (",zero_copy=1" if a.zero_copy else "")
+            ports = [f"--port=p{i},type=memif,path={s}{extra}"
+                     for i, s in enumerate(self.sockets)]
+        else:
+            ports = [f"--port=p{i},type={self.kind},path={s}" for i, s in enumerate(self.sockets)]
+        ports += [f"--port={p}" for p in self.extra_ports]
+        self.metrics_port = free_port()
+        self.prefix = f"hvs-perf-sw-{re.sub('[^A-Za-z0-9-]', '', self.name)}-{os.getpid()}"
+        args = self.wrap + [HVSWITCH, *ports, f"--lcores={switch_cpu}",
+                            f"--metrics_address=127.0.0.1:{self.metrics_port}",
+                            f"--ctl_socket={self.dir}/hvswitch.ctl",
+                            f"--eal=--no-huge -m 1024 --file-prefix={self.prefix}"]
+        args += [f"--burst={a.burst}", f"--rx_descriptors={a.descriptors}",
+                 f"--tx_descriptors={a.descriptors}", f"--tx_flush_us={a.tx_flush_us}"]
+        self.sw = start(args, stdout=self.log, stderr=subprocess.STDOUT)
+
+    def start_testpmd(self, switch_cpu, guest_cpu):
+        a = self.switch_args
+        if self.kind == "vhost-user":
+            vdevs = [f"net_vhost{i},iface={s},queues=1" for i, s in enumerate(self.sockets)]
+        elif self.kind == "memif":
+            vdevs = [f"net_memif{i},role=server,socket={s},socket-abstract=no"
+                     for i, s in enumerate(self.sockets)]
+        else:
+            zc = ",zero-copy=yes" if a.zero_copy else ""
+            vdevs = [f"net_memif{i},role=client,socket={s},socket-abstract=no{zc}"
+                     for i, s in enumerate(self.sockets)]
+        eal = [f"--lcores=0@{guest_cpu},1@{switch_cpu}", "--single-file-segments",
+               f"--file-prefix=hvs-perf-io-{os.getpid()}"] + [f"--vdev={v}" for v in vdevs]
+        self.testpmd = Testpmd(eal, ["--forward-mode=io", "--record-core-cycles",
+                                     f"--burst={a.burst}", f"--rxd={a.descriptors}",
+                                     f"--txd={a.descriptors}"])
+        self.testpmd.cmd("start")
+        self.sw = self.testpmd.p
 
     def pause(self):
         os.kill(self.sw.pid, signal.SIGSTOP)
@@ -284,7 +319,10 @@ class Setup:
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--kind", choices=["vhost-user", "memif"], default="vhost-user")
+    ap.add_argument("--kind", choices=["vhost-user", "memif", "memif-client"],
+                    default="vhost-user")
+    ap.add_argument("--zero-copy", type=int, default=0,
+                    help="memif-client: the switch's ports in zero-copy mode")
     ap.add_argument("--size", type=int, default=64)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--slice", type=float, default=3.0)

@@ -20,10 +20,11 @@ namespace hvswitch {
 namespace {
 
 // When a memif client port may be started again after a start that failed (no server:
-// cheap to retry) / that connected (a handshake under way must not be cut short: stopping
-// DPDK's memif client mid-handshake crashes its interrupt thread).
+// cheap to retry) / that connected (a handshake under way must not be cut short: a DPDK
+// memif peer whose client goes mid-handshake may panic in its interrupt thread, seen with
+// a loaded CPU).
 constexpr std::chrono::milliseconds kReconnectAfter[2] = {std::chrono::milliseconds(1000),
-                                                          std::chrono::milliseconds(3000)};
+                                                          std::chrono::milliseconds(10000)};
 
 }  // namespace
 

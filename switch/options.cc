@@ -282,6 +282,9 @@ std::string UsageText() {
   return R"(usage: hvswitch [options]
   --port=NAME,type=vhost-user,path=SOCKET[,client=1][,queues=N]
   --port=NAME,type=memif,path=SOCKET[,id=N]
+  --port=NAME,type=memif,path=SOCKET,client=1[,zero_copy=1,quota=N]
+                          (the guest serves the socket; zero_copy=1: it reads and writes
+                          hvswitch's buffers in place and sees all of hvswitch's memory)
   --port=NAME,type=dpdk[,queues=N],devargs=DEVARGS  (devargs last; taken verbatim;
                                                     queues > 1: RSS over N rx queues)
   --port=none             no ports at start (hvswitchctl port add adds them)

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "ports/port_spec.h"
+#include "switch/datapath.h"
 #include "switch/mac_key.h"
 #include "switch/vlan_table.h"
 #include "tests/unit/bridge_model.h"
@@ -129,6 +130,33 @@ TEST(VlanTableTest, MatchesReferenceModelForRandomPortConfigurations) {
 }
 
 // The model's own learning rules, with an injected clock.
+// A removed port's slot stays empty: it carries no VLAN, takes no frame and counts for
+// no MTU, while the ports around it keep their places.
+TEST(PortTableTest, EmptySlotsCarryNothing) {
+  PortSpec plain, access, trunk;
+  plain.mtu = 9000;
+  access.access_vlan = 10;
+  access.mtu = 3000;
+  trunk.trunk_vlans = {10, 20};
+  trunk.native_vlan = 30;
+  trunk.zero_copy = true;
+  PortTable table;
+  table.Configure({&plain, nullptr, &access, nullptr, &trunk});
+  EXPECT_EQ(table.present, 0b10101u);
+  EXPECT_EQ(table.reclaim_tx, 0b10000u);
+  EXPECT_EQ(table.min_mtu, 1500);  // the trunk's default, not an empty slot's
+  for (uint16_t empty : {1, 3, 5, 63}) {
+    EXPECT_EQ(table.vlans.Ingress(empty, false, 0), kNoVlan);
+    EXPECT_EQ(table.vlans.Ingress(empty, true, 10), kNoVlan);
+  }
+  for (uint16_t v : {0, 10, 20, 30}) {
+    EXPECT_EQ(table.vlans.members[v] & 0b01010u, 0u) << "vlan " << v;
+  }
+  EXPECT_EQ(table.vlans.members[10], 0b10101u);
+  EXPECT_EQ(table.vlans.Ingress(2, false, 0), 10);
+  EXPECT_EQ(table.vlans.Ingress(4, false, 0), 30);
+}
+
 TEST(BridgeModelTest, AgeingLimitsStaticEntriesMovesAndFlushes) {
   std::vector<model::PortConfig> ports(3);
   ports[2].learn_limit = 1;

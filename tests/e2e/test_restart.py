@@ -1,4 +1,5 @@
-"""Restart without restarting guests: hvswitch is killed with SIGKILL and started again
+"""Restart without restarting guests: hvswitch is killed with SIGKILL (and later stopped
+with SIGTERM) and started again
 from the configuration it saved by itself (--save_config) as ports and static MACs were
 changed with hvswitchctl, while its guests keep running.
 
@@ -78,6 +79,19 @@ class RestartTest(unittest.TestCase):
             g2.send(STATIC, G2, 2)  # the static entry steers to m1 without learning
             wait_flow(m1, G2, STATIC, 2)
             self.assertEqual(g1.flow(G2, STATIC), 0)
+            # Stopped cleanly (SIGTERM, as systemd does) and started again: the same.
+            self.assertEqual(sw.stop(), 0)
+            sw = Daemon.from_config(saved, d)
+            sw.wait_ready()
+            for guest in guests:
+                guest.wait_link(reconnect=True)
+                sw.wait_port_up(guest.name)
+            self.assertEqual([guest.proc.pid for guest in guests], pids)
+            g1.send(BCAST, G1, 1)
+            wait_flow(g2, G1, BCAST, 6)
+            wait_flow(m1, G1, BCAST, 6)
+            m1.send(G2, M1, 2)
+            wait_flow(g2, M1, G2, 2)
             # A guest restarting on its own (QEMU restarted): hvswitch, the client, keeps
             # trying its socket and connects to the new one.
             g1.quit()

@@ -12,6 +12,8 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "ports/memseg_fd_guard.h"
@@ -208,6 +210,35 @@ Port::~Port() {
     if (probed_ && device != nullptr) rte_dev_remove(device);
   }
   if (spec_.OwnsSocket()) RemoveSocketFile(spec_.path);
+}
+
+std::vector<QueueStat> Port::QueueStats() const {
+  std::vector<QueueStat> out;
+  const int n = rte_eth_xstats_get_names(eth_port_, nullptr, 0);
+  if (n <= 0) return out;
+  std::vector<rte_eth_xstat_name> names(static_cast<size_t>(n));
+  std::vector<rte_eth_xstat> values(static_cast<size_t>(n));
+  if (rte_eth_xstats_get_names(eth_port_, names.data(), n) != n ||
+      rte_eth_xstats_get(eth_port_, values.data(), n) != n) {
+    return out;
+  }
+  for (const rte_eth_xstat& v : values) {
+    if (v.id >= names.size()) continue;
+    // "rx_q0_good_packets": direction, queue, statistic.
+    absl::string_view name = names[v.id].name;
+    const bool rx = absl::StartsWith(name, "rx_q");
+    if (!rx && !absl::StartsWith(name, "tx_q")) continue;
+    name.remove_prefix(4);
+    const size_t underscore = name.find('_');
+    uint32_t queue = 0;
+    if (underscore == absl::string_view::npos ||
+        !absl::SimpleAtoi(name.substr(0, underscore), &queue)) {
+      continue;
+    }
+    out.push_back({rx, static_cast<uint16_t>(queue), std::string(name.substr(underscore + 1)),
+                   v.value});
+  }
+  return out;
 }
 
 bool Port::Reconnect() {

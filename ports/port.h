@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "ports/port_spec.h"
@@ -39,6 +40,16 @@ struct PeerOffloads {
   bool csum = false;  // completes partial TCP/UDP checksums
   bool tso4 = false;  // segments TCP/IPv4 super-frames
   bool tso6 = false;  // segments TCP/IPv6 super-frames
+};
+
+// One of the device's own per-queue statistics (DPDK xstats named `rx_qN_STAT` or
+// `tx_qN_STAT`; vhost-user: good_packets, good_bytes, size bins, guest_notifications...).
+// rx: frames from the peer into hvswitch, tx: frames hvswitch sent it.
+struct QueueStat {
+  bool rx = true;
+  uint16_t queue = 0;
+  std::string name;
+  uint64_t value = 0;
 };
 
 class Port {
@@ -75,6 +86,8 @@ class Port {
   PeerOffloads Offloads() const;
   // Frames the device could not receive for lack of mbufs (ethdev rx_nombuf).
   uint64_t RxNoMbuf() const;
+  // The device's per-queue statistics (none while a vhost-user guest is not connected).
+  std::vector<QueueStat> QueueStats() const;
 
  private:
   Port(const PortSpec& spec, const PortQueues& queues) : spec_(spec), queues_(queues) {}

@@ -612,6 +612,7 @@ BridgeSnapshot Bridge::Snapshot() const {
     ps.totals -= counter_base_[p];
     ps.fdb_learned = fdb_->learned(static_cast<uint16_t>(p));
     ps.rx_no_mbuf = port.RxNoMbuf();
+    ps.queue_stats = port.QueueStats();
     if (port_pools_[p] != nullptr) {
       ps.quota = port_pools_[p]->size;
       ps.buffers_in_use = rte_mempool_in_use_count(port_pools_[p]);
@@ -619,8 +620,15 @@ BridgeSnapshot Bridge::Snapshot() const {
     snap.ports.push_back(std::move(ps));
   }
   for (size_t w = 0; w < workers_.size(); ++w) {
-    snap.cores.push_back({w < config_.worker_cpus.size() ? config_.worker_cpus[w] : 0,
-                          counters_[w].busy_cycles.Read(), counters_[w].idle_cycles.Read()});
+    CoreSnapshot core;
+    core.cpu = w < config_.worker_cpus.size() ? config_.worker_cpus[w] : 0;
+    core.busy_cycles = counters_[w].busy_cycles.Read();
+    core.idle_cycles = counters_[w].idle_cycles.Read();
+    core.rx_packets = counters_[w].rx_packets.Read();
+    for (size_t b = 0; b < core.rx_bursts.size(); ++b) {
+      core.rx_bursts[b] = counters_[w].rx_bursts[b].Read();
+    }
+    snap.cores.push_back(core);
   }
   snap.fdb_entries = fdb_->size();
   snap.fdb_learned = fdb_learned_.load(std::memory_order_relaxed);

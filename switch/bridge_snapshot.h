@@ -2,10 +2,12 @@
 // Plain data, so metric rendering and the CLI can be tested without DPDK.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "ports/port.h"
 #include "switch/counters.h"
 
 namespace hvswitch {
@@ -21,11 +23,14 @@ struct PortSnapshot {
   uint64_t quota = 0;           // buffers in the port's own pool (0: the shared pool)
   uint64_t buffers_in_use = 0;  // of them, out of the pool now
   uint64_t fdb_learned = 0;  // current learned MACs on the port
+  std::vector<QueueStat> queue_stats;  // the device's own, per queue
 };
 
 struct CoreSnapshot {
   unsigned cpu = 0;
   uint64_t busy_cycles = 0, idle_cycles = 0;
+  uint64_t rx_packets = 0;
+  std::array<uint64_t, kBurstBuckets.size()> rx_bursts{};  // by size (kBurstBuckets)
 };
 
 struct BridgeSnapshot {

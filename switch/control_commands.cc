@@ -209,6 +209,34 @@ json StatsCommand(Bridge& bridge, const Words& w) {
   return {{"ok", true}, {"ports", ports}, {"fdb", fdb}};
 }
 
+// Per worker core: what ovs-appctl dpif-netdev/pmd-perf-show tells (busy share, cycles
+// per frame, burst sizes).
+json PmdCommand(const Bridge& bridge, const Words& w) {
+  if (!w.positional.empty() || w.port || w.vlan) return Error("pmd (no arguments)");
+  const BridgeSnapshot snap = bridge.Snapshot();
+  json cores = json::array();
+  for (const CoreSnapshot& core : snap.cores) {
+    const uint64_t cycles = core.busy_cycles + core.idle_cycles;
+    uint64_t calls = 0;
+    json bursts = json::array();  // receive calls by frames returned: up to size_le
+    for (size_t b = 0; b < kBurstBuckets.size(); ++b) {
+      bursts.push_back({{"size_le", kBurstBuckets[b]}, {"count", core.rx_bursts[b]}});
+      calls += core.rx_bursts[b];
+    }
+    cores.push_back(
+        {{"core", core.cpu},
+         {"busy_cycles", core.busy_cycles},
+         {"idle_cycles", core.idle_cycles},
+         {"busy_percent", cycles == 0 ? 0.0 : 100.0 * core.busy_cycles / cycles},
+         {"packets", core.rx_packets},
+         {"cycles_per_packet",
+          core.rx_packets == 0 ? 0.0 : static_cast<double>(core.busy_cycles) / core.rx_packets},
+         {"mean_burst", calls == 0 ? 0.0 : static_cast<double>(core.rx_packets) / calls},
+         {"bursts", bursts}});
+  }
+  return {{"ok", true}, {"cores", cores}};
+}
+
 // Writes the daemon's options with its current ports (added and removed at run time
 // included) and the FDB's current static entries to `path`, replacing it whole:
 // `hvswitch --config=FILE` brings the same switch back.
@@ -268,6 +296,8 @@ std::string ExecuteControlCommand(Bridge& bridge, const DaemonOptions& options,
     answer = FdbCommand(bridge, *w);
   } else if (words[0] == "stats") {
     answer = StatsCommand(bridge, *w);
+  } else if (words[0] == "pmd") {
+    answer = PmdCommand(bridge, *w);
   } else if (words[0] == "config") {
     answer = ConfigCommand(bridge, options, *w);
   } else {

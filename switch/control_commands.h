@@ -23,6 +23,6 @@ inline constexpr absl::string_view kControlCommandsHelp =
     "port list | port show NAME | port add NAME TYPE KEY=VALUE... | port del NAME | "
     "fdb show [--port P] [--vlan V] | "
     "fdb flush [--port P] | fdb add PORT MAC [--vlan V] | fdb del MAC [--vlan V] | "
-    "stats [PORT] | config save [FILE]";
+    "stats [PORT] | pmd | config save [FILE]";
 
 }  // namespace hvswitch

@@ -51,11 +51,23 @@ struct alignas(64) PortCounters {
   void Drop(TxDrop reason, uint64_t n) { tx_drops[static_cast<size_t>(reason)].Add(n); }
 };
 
+// Receive bursts by size: bucket b counts bursts of up to kBurstBuckets[b] frames (and
+// more than the bucket before).
+inline constexpr std::array<uint16_t, 9> kBurstBuckets = {1, 2, 4, 8, 16, 32, 64, 128, 256};
+
+// The bucket of a burst of n (1 <= n <= 256) frames.
+inline size_t BurstBucket(uint16_t n) {
+  return n <= 1 ? 0 : static_cast<size_t>(32 - __builtin_clz(static_cast<unsigned>(n - 1)));
+}
+
 struct WorkerCounters {
   std::array<PortCounters, kMaxPorts> ports;
   // TSC cycles of poll rounds that received something (busy) or nothing (idle).
   alignas(64) Counter busy_cycles;
   Counter idle_cycles;
+  // Frames received, and receive calls that returned frames, by size.
+  Counter rx_packets;
+  std::array<Counter, kBurstBuckets.size()> rx_bursts;
 };
 
 // A plain sum over workers, taken by a reader.

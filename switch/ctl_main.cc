@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/match.h"
 #include "switch/control_commands.h"
@@ -30,7 +31,7 @@ constexpr char kUsage[] =
     "          port add SPEC (the --port grammar) | port del NAME |\n"
     "          fdb show [--port P] [--vlan V] |\n"
     "          fdb flush [--port P] | fdb add PORT MAC [--vlan V] | fdb del MAC [--vlan V] |\n"
-    "          stats [PORT] | config save [FILE]\n";
+    "          stats [PORT] | pmd | config save [FILE]\n";
 
 int Fail(const std::string& message, int code) {
   std::fprintf(stderr, "hvswitchctl: %s\n", message.c_str());
@@ -118,6 +119,19 @@ void Render(const std::vector<std::string>& words, const json& answer) {
       rows.push_back({p["name"], p["type"], p["up"].get<bool>() ? "up" : "down",
                       Text(p["mtu"]), p["mac"], Text(p["rx_packets"]), Text(p["tx_packets"]),
                       Text(p["fdb_learned"])});
+    }
+    PrintTable(rows);
+  } else if (answer.contains("cores")) {  // pmd
+    std::vector<std::vector<std::string>> rows = {
+        {"CORE", "BUSY%", "PACKETS", "CYC/PKT", "AVG BURST", "BURSTS (<=1 2 4 8 16 32 64 128 256)"}};
+    for (const json& c : answer["cores"]) {
+      std::vector<std::string> sizes;
+      for (const json& b : c["bursts"]) sizes.push_back(Text(b["count"]));
+      rows.push_back({Text(c["core"]), absl::StrFormat("%.1f", c["busy_percent"].get<double>()),
+                      Text(c["packets"]),
+                      absl::StrFormat("%.0f", c["cycles_per_packet"].get<double>()),
+                      absl::StrFormat("%.1f", c["mean_burst"].get<double>()),
+                      absl::StrJoin(sizes, " ")});
     }
     PrintTable(rows);
   } else if (answer.contains("ports")) {  // stats

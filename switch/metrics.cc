@@ -1,5 +1,6 @@
 #include "switch/metrics.h"
 
+#include <limits>
 #include <string>
 
 namespace hvswitch {
@@ -67,7 +68,8 @@ std::vector<MetricFamily> RenderMetrics(const BridgeSnapshot& snap) {
       "vlan: tagged frames on an access port, or frames in a VLAN the port does not carry "
       "(a guest or trunk misconfigured); bad_offload: a partial checksum on a frame whose "
       "TCP/UDP headers are missing or inconsistent (a broken or hostile guest); "
-      "hairpin: destination learned on the ingress port itself (a loop or a confused peer).",
+      "hairpin: destination learned on the ingress port itself (a loop or a confused peer); "
+      "spoofed: a source MAC the port may not use (port security: mac= or lock=1).",
       MetricType::Counter);
   for (const PortSnapshot& port : snap.ports) {
     // A port with a quota draws on its own pool: running dry there is the quota.
@@ -87,7 +89,8 @@ std::vector<MetricFamily> RenderMetrics(const BridgeSnapshot& snap) {
       "Frames for the port that were not sent, by reason. queue_full: the guest or device "
       "is not draining its ring fast enough; link_down: the guest is not connected; mtu: "
       "the frame is larger than the port's MTU (raise mtu= or fix the sender's MTU); "
-      "no_mbuf: no buffer for the re-tagged copy of a flooded frame (pool exhausted).",
+      "no_mbuf: no buffer for a copy or a segment of the frame (pool exhausted); "
+      "offload_refused: the NIC refused the frame's checksum/TSO request (its limits).",
       MetricType::Counter);
   for (const PortSnapshot& port : snap.ports) {
     for (size_t r = 0; r < kTxDropNames.size(); ++r) {
@@ -160,6 +163,49 @@ std::vector<MetricFamily> RenderMetrics(const BridgeSnapshot& snap) {
   }
   out.push_back(std::move(busy));
   out.push_back(std::move(idle));
+  MetricFamily packets = Family("hvswitch_core_packets_total",
+                                "Frames a worker core received; busy cycles / packets is its "
+                                "cost per frame.",
+                                MetricType::Counter);
+  MetricFamily bursts = Family(
+      "hvswitch_core_rx_burst_size",
+      "Frames per receive call that returned any, per worker core. Mostly 1-4 with a busy "
+      "core means small bursts from the peers; at --burst the core is behind.",
+      MetricType::Histogram);
+  for (const CoreSnapshot& core : snap.cores) {
+    const std::string label = std::to_string(core.cpu);
+    AddSample(packets, {{"core", label}}, static_cast<double>(core.rx_packets));
+    ClientMetric metric;
+    metric.label = {{"core", label}};
+    uint64_t cumulative = 0;
+    for (size_t b = 0; b < kBurstBuckets.size(); ++b) {
+      cumulative += core.rx_bursts[b];
+      metric.histogram.bucket.push_back({cumulative, static_cast<double>(kBurstBuckets[b])});
+    }
+    metric.histogram.bucket.push_back({cumulative, std::numeric_limits<double>::infinity()});
+    metric.histogram.sample_count = cumulative;
+    metric.histogram.sample_sum = static_cast<double>(core.rx_packets);
+    bursts.metric.push_back(std::move(metric));
+  }
+  out.push_back(std::move(packets));
+  out.push_back(std::move(bursts));
+
+  MetricFamily queue_stats = Family(
+      "hvswitch_port_queue_stat_total",
+      "The port device's own per-queue statistics (DPDK xstats); direction=rx: from the "
+      "peer, tx: to it. vhost-user: good_packets, good_bytes, multicast/broadcast_packets, "
+      "size bins, and guest_notifications: interrupts hvswitch raised in the guest (a "
+      "polling guest suppresses them; per frame they are the signalling cost).",
+      MetricType::Counter);
+  for (const PortSnapshot& port : snap.ports) {
+    for (const QueueStat& q : port.queue_stats) {
+      AddSample(queue_stats,
+                {{"port", port.name}, {"direction", q.rx ? "rx" : "tx"},
+                 {"queue", std::to_string(q.queue)}, {"stat", q.name}},
+                static_cast<double>(q.value));
+    }
+  }
+  out.push_back(std::move(queue_stats));
 
   MetricFamily quota = Family("hvswitch_port_buffer_quota",
                               "Packet buffers a port with quota= may hold at once.",

@@ -25,12 +25,15 @@ void Worker::Run() {
     uint32_t received = 0;
     for (const RxQueueRef& q : table->rx[id_]) {
       uint16_t n = rte_eth_rx_burst(q.eth_port, q.queue, pkts, burst_);
+      if (n == 0) continue;
+      counters_.rx_bursts[BurstBucket(n)].Add(1);
       // The forwarder takes at most kMaxBurst frames at a time (one bulk FDB lookup).
       for (uint16_t off = 0; off < n; off += kMaxBurst) {
         forwarder_.HandleBurst(q.port, pkts + off, std::min<uint16_t>(kMaxBurst, n - off));
       }
       received += n;
     }
+    if (received != 0) counters_.rx_packets.Add(received);
     if (table->reclaim_tx != 0) forwarder_.ReclaimTx();
     uint64_t now = rte_rdtsc();
     if (flushes_by_time_ && forwarder_.HasPending()) forwarder_.FlushExpired(now);

@@ -41,16 +41,18 @@ class StalledGuestTest(unittest.TestCase):
             self.assertLessEqual(used, quota, port)
 
     def run_traffic(self):
-        """ROUNDS of a's unicast to b and floods; returns what b and c received."""
+        """ROUNDS of a's unicast to b and floods; returns what b and c received. A round
+        is sent once the last one arrived: b's ring (256) holds one round, and a test
+        guest that is not scheduled for a while must not turn into drops at b."""
         a, b, c = (self.guests[p] for p in "abc")
         before = (b.flow(A, B), b.flow(A, BCAST), c.flow(A, BCAST))
-        for _ in range(ROUNDS):
+        for r in range(1, ROUNDS + 1):
             a.send(B, A, UNICAST)
             a.send(BCAST, A, FLOODED)
             self.occupancy_within_quota()
-        wait_flow(b, A, B, before[0] + ROUNDS * UNICAST)
-        wait_flow(b, A, BCAST, before[1] + ROUNDS * FLOODED)
-        wait_flow(c, A, BCAST, before[2] + ROUNDS * FLOODED)
+            wait_flow(b, A, B, before[0] + r * UNICAST)
+            wait_flow(b, A, BCAST, before[1] + r * FLOODED)
+            wait_flow(c, A, BCAST, before[2] + r * FLOODED)
         return (b.flow(A, B) - before[0], b.flow(A, BCAST) - before[1],
                 c.flow(A, BCAST) - before[2])
 

@@ -55,7 +55,16 @@ TEST(MetricsTest, NamesLabelsAndValuesFollowTheMetricList) {
   snap.ports[1].quota = 512;  // mem1 has a pool of its own
   snap.ports[1].buffers_in_use = 77;
   snap.ports[1].rx_no_mbuf = 3;
-  snap.cores = {{1, 900, 100}};
+  CoreSnapshot core;
+  core.cpu = 1;
+  core.busy_cycles = 900;
+  core.idle_cycles = 100;
+  core.rx_packets = 70;
+  core.rx_bursts[0] = 2;  // 2 bursts of 1
+  core.rx_bursts[5] = 2;  // 2 of 17-32 (34 frames each)
+  snap.cores = {core};
+  snap.ports[0].queue_stats = {{false, 0, "guest_notifications", 23},
+                               {true, 1, "good_packets", 24}};
 
   std::string text = Render(snap);
   EXPECT_THAT(text, HasSubstr("# TYPE hvswitch_port_receive_packets_total counter"));
@@ -116,6 +125,36 @@ TEST(MetricsTest, NamesLabelsAndValuesFollowTheMetricList) {
   EXPECT_THAT(text, HasSubstr("hvswitch_fdb_static_move_refused_total 16\n"));
   EXPECT_THAT(text, HasSubstr("hvswitch_core_busy_cycles_total{core=\"1\"} 900\n"));
   EXPECT_THAT(text, HasSubstr("hvswitch_core_idle_cycles_total{core=\"1\"} 100\n"));
+  EXPECT_THAT(text, HasSubstr("hvswitch_core_packets_total{core=\"1\"} 70\n"));
+  EXPECT_THAT(text, HasSubstr("# TYPE hvswitch_core_rx_burst_size histogram"));
+  EXPECT_THAT(text, HasSubstr("hvswitch_core_rx_burst_size_bucket{core=\"1\",le=\"1\"} 2\n"));
+  EXPECT_THAT(text, HasSubstr("hvswitch_core_rx_burst_size_bucket{core=\"1\",le=\"16\"} 2\n"));
+  EXPECT_THAT(text, HasSubstr("hvswitch_core_rx_burst_size_bucket{core=\"1\",le=\"32\"} 4\n"));
+  EXPECT_THAT(text, HasSubstr("hvswitch_core_rx_burst_size_bucket{core=\"1\",le=\"+Inf\"} 4\n"));
+  EXPECT_THAT(text, HasSubstr("hvswitch_core_rx_burst_size_count{core=\"1\"} 4\n"));
+  EXPECT_THAT(text, HasSubstr("hvswitch_core_rx_burst_size_sum{core=\"1\"} 70\n"));
+  EXPECT_THAT(text, HasSubstr("hvswitch_port_queue_stat_total{port=\"vm1\",direction=\"tx\","
+                              "queue=\"0\",stat=\"guest_notifications\"} 23\n"));
+  EXPECT_THAT(text, HasSubstr("hvswitch_port_queue_stat_total{port=\"vm1\",direction=\"rx\","
+                              "queue=\"1\",stat=\"good_packets\"} 24\n"));
+}
+
+TEST(CountersTest, BurstBuckets) {
+  EXPECT_EQ(BurstBucket(1), 0u);
+  EXPECT_EQ(BurstBucket(2), 1u);
+  EXPECT_EQ(BurstBucket(3), 2u);
+  EXPECT_EQ(BurstBucket(4), 2u);
+  EXPECT_EQ(BurstBucket(5), 3u);
+  EXPECT_EQ(BurstBucket(32), 5u);
+  EXPECT_EQ(BurstBucket(33), 6u);
+  EXPECT_EQ(BurstBucket(256), 8u);
+  for (uint16_t n = 1; n <= 256; ++n) {
+    const size_t b = BurstBucket(n);
+    ASSERT_LE(n, kBurstBuckets[b]) << n;
+    if (b > 0) {
+      ASSERT_GT(n, kBurstBuckets[b - 1]) << n;
+    }
+  }
 }
 
 TEST(MetricsTest, EveryFamilyHasHelpAndCountersEndInTotal) {

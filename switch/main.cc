@@ -28,7 +28,9 @@
 #include "switch/eal_args.h"
 #include "switch/log.h"
 #include "switch/metrics.h"
+#include "absl/cleanup/cleanup.h"
 #include "switch/options.h"
+#include "switch/telemetry_commands.h"
 
 namespace hvswitch {
 namespace {
@@ -119,6 +121,10 @@ int RunSwitch(const DaemonOptions& options, const EalPlan& plan) {
     Log("metrics at http://%s/metrics", options.metrics_address);
   }
 
+  Bridge* served = bridge->get();
+  telemetry_commands::Serve([served] { return served->Snapshot(); });
+  // Before the bridge goes, whichever way this function returns.
+  absl::Cleanup stop_serving = [] { telemetry_commands::Serve(nullptr); };
   absl::Status started = (*bridge)->StartWorkers();
   if (!started.ok()) {
     Log("%s", started.message());

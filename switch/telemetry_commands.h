@@ -1,0 +1,21 @@
+// TelemetryCommands: hvswitch's commands on DPDK's telemetry socket, for
+// dpdk-telemetry.py and anything else that speaks it (/var/run/dpdk/PREFIX/
+// dpdk_telemetry.v2):
+//   /hvswitch/ports         every port: counters, drops, link, MACs learned
+//   /hvswitch/port,NAME     one port, drops by reason and offload counters
+//   /hvswitch/pmd           every worker core: cycles, frames, burst sizes
+//   /hvswitch/fdb           forwarding table sizes and activity
+// The telemetry thread answers them from a BridgeSnapshot, like the metrics endpoint.
+#pragma once
+
+#include <functional>
+
+#include "switch/bridge_snapshot.h"
+
+namespace hvswitch::telemetry_commands {
+
+// Registers the commands (once per process) and makes them answer from `snapshot`; an
+// empty function (at shutdown) makes them answer with an error.
+void Serve(std::function<BridgeSnapshot()> snapshot);
+
+}  // namespace hvswitch::telemetry_commands

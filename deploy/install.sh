@@ -18,7 +18,10 @@ packages=(g++ meson ninja-build pkg-config python3 curl iproute2 procps coreutil
           clang libclang-rt-14-dev  # the libFuzzer target (deploy/fuzz.sh)
           # real guests (tests/e2e/test_qemu_guests.py; the kernel is unpacked from
           # Debian's linux-image package by tests/qemu/build_guest.sh, not installed)
-          qemu-system-x86 busybox-static iperf3 ethtool cpio iputils-ping)
+          qemu-system-x86 busybox-static iperf3 ethtool cpio iputils-ping
+          # operating it (tests/e2e/test_operate.py, test_deploy.py): reading captures,
+          # a Prometheus server and promtool, YAML manifests
+          tshark prometheus python3-yaml)
 
 if [ "$(id -u)" -ne 0 ]; then
   echo "install.sh: run as root (apt-get, hugepages)" >&2

@@ -71,6 +71,7 @@ absl::Status Bridge::Init() {
       WorkerQuiescence::Create(nb_workers);
   if (!quiescence.ok()) return quiescence.status();
   quiescence_ = *std::move(quiescence);
+  capture_ = std::make_unique<PacketCapture>(datapath_, [this] { quiescence_->Synchronize(); });
   for (uint16_t w = 0; w < nb_workers; ++w) {
     absl::StatusOr<std::unique_ptr<LearnQueue>> learn =
         LearnQueue::Create(absl::StrCat("hvs_learn", w), 4096);
@@ -180,6 +181,7 @@ absl::Status Bridge::RemovePort(absl::string_view name) {
   const int slot = PortIndex(name);
   if (slot < 0) return absl::NotFoundError(absl::StrCat("no port named '", name, "'"));
   const uint16_t p = static_cast<uint16_t>(slot);
+  if (capture_->active() && capture_->port() == p) capture_->Stop();
   // From here on no worker polls the port, sends to it or holds a frame for it.
   Publish(NextTable(slot, nullptr, nullptr));
   // Learn requests the workers made before: applied now, then flushed with the rest.
@@ -437,6 +439,7 @@ void Bridge::Poll() {
   datapath_.now_seconds.store(now, std::memory_order_relaxed);
   ApplyLearnRequests(now);
   UpdateLearnLimits();
+  capture_->Poll();
   ++polls_;
   if (polls_ % 100 == 0) FollowLinks();
   if (polls_ % 1000 == 0) {

@@ -22,6 +22,7 @@
 #include "switch/datapath.h"
 #include "switch/fdb.h"
 #include "switch/learn_queue.h"
+#include "switch/packet_capture.h"
 #include "switch/options.h"
 #include "switch/worker.h"
 #include "switch/worker_quiescence.h"
@@ -90,6 +91,8 @@ class Bridge {
   absl::Status AddStaticMac(const StaticMacSpec& mac);
   // Removes an entry, learned or static.
   absl::Status RemoveMac(uint64_t key);
+  // Frames of a port into a pcapng file (hvswitchctl capture).
+  PacketCapture& capture() { return *capture_; }
 
  private:
   explicit Bridge(const BridgeConfig& config) : config_(config) {}
@@ -144,6 +147,7 @@ class Bridge {
   std::vector<std::unique_ptr<LearnQueue>> learn_queues_;
   std::unique_ptr<WorkerCounters[]> counters_;
   std::unique_ptr<WorkerQuiescence> quiescence_;
+  std::unique_ptr<PacketCapture> capture_;  // after quiescence_: it waits on it
   std::vector<std::unique_ptr<Worker>> workers_;
   std::atomic<bool> stop_workers_{false};
   bool workers_running_ = false;

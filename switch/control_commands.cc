@@ -6,6 +6,8 @@
 #include <optional>
 #include <vector>
 
+#include <unistd.h>
+
 #include <nlohmann/json.hpp>
 
 #include "absl/status/statusor.h"
@@ -209,6 +211,41 @@ json StatsCommand(Bridge& bridge, const Words& w) {
   return {{"ok", true}, {"ports", ports}, {"fdb", fdb}};
 }
 
+// The daemon's side of hvswitchctl capture: `capture start PORT COUNT rx|tx|both` with the
+// file's descriptor, then `capture status` until it is no longer active, or
+// `capture stop`.
+json CaptureCommand(Bridge& bridge, const Words& w, int fd) {
+  PacketCapture& capture = bridge.capture();
+  const std::vector<std::string>& words = w.positional;
+  if (!words.empty() && words[0] == "start" && words.size() == 4) {
+    uint64_t count = 0;
+    absl::StatusOr<int> port = FindPort(bridge, words[1]);
+    const std::string& direction = words[3];
+    absl::Status status;
+    if (fd < 0) {
+      status = absl::InvalidArgumentError("capture start needs the file's descriptor");
+    } else if (!port.ok()) {
+      status = port.status();
+    } else if (!absl::SimpleAtoi(words[2], &count) || count == 0) {
+      status = absl::InvalidArgumentError("--count must be a positive number");
+    } else if (direction != "rx" && direction != "tx" && direction != "both") {
+      status = absl::InvalidArgumentError("--direction must be rx, tx or both");
+    } else {
+      status = capture.Start(static_cast<uint16_t>(*port), direction != "tx",
+                             direction != "rx", count, fd);
+      fd = -1;  // taken
+    }
+    if (fd >= 0) close(fd);
+    return status.ok() ? Ok() : Error(status.message());
+  }
+  if (fd >= 0) close(fd);
+  if (!words.empty() && words.size() == 1 && (words[0] == "status" || words[0] == "stop")) {
+    if (words[0] == "stop") capture.Stop();
+    return {{"ok", true}, {"active", capture.active()}, {"captured", capture.captured()}};
+  }
+  return Error("capture: start PORT COUNT rx|tx|both (with a file) | status | stop");
+}
+
 // Per worker core: what ovs-appctl dpif-netdev/pmd-perf-show tells (busy share, cycles
 // per frame, burst sizes).
 json PmdCommand(const Bridge& bridge, const Words& w) {
@@ -284,13 +321,19 @@ bool ChangesConfig(const std::vector<std::string>& words) {
 }  // namespace
 
 std::string ExecuteControlCommand(Bridge& bridge, const DaemonOptions& options,
-                                  absl::string_view line) {
+                                  absl::string_view line, int fd) {
   std::vector<std::string> words = absl::StrSplit(line, ' ', absl::SkipWhitespace());
-  if (words.empty()) return Error("empty request").dump();
   absl::StatusOr<Words> w = Split(words, 1);
+  if (words.empty() || !w.ok() || words[0] != "capture") {
+    if (fd >= 0) close(fd);  // only a capture takes a file
+    fd = -1;
+  }
+  if (words.empty()) return Error("empty request").dump();
   if (!w.ok()) return Error(w.status().message()).dump();
   json answer;
-  if (words[0] == "port") {
+  if (words[0] == "capture") {
+    answer = CaptureCommand(bridge, *w, fd);
+  } else if (words[0] == "port") {
     answer = PortCommand(bridge, *w);
   } else if (words[0] == "fdb") {
     answer = FdbCommand(bridge, *w);

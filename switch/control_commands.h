@@ -15,14 +15,16 @@ struct DaemonOptions;
 
 // `options`: what the daemon was started with (config save writes them with the current
 // ports and static MACs, and so does every port or static MAC change under --save_config).
+// `fd`: a descriptor the request carried (capture's file), owned from here on; -1: none.
 std::string ExecuteControlCommand(Bridge& bridge, const DaemonOptions& options,
-                                  absl::string_view line);
+                                  absl::string_view line, int fd = -1);
 
 // The commands, for hvswitchctl's help and the daemon's "unknown command" answer.
 inline constexpr absl::string_view kControlCommandsHelp =
     "port list | port show NAME | port add NAME TYPE KEY=VALUE... | port del NAME | "
     "fdb show [--port P] [--vlan V] | "
     "fdb flush [--port P] | fdb add PORT MAC [--vlan V] | fdb del MAC [--vlan V] | "
-    "stats [PORT] | pmd | config save [FILE]";
+    "stats [PORT] | pmd | capture PORT [--count N] [--direction rx|tx|both] -w FILE | "
+    "config save [FILE]";
 
 }  // namespace hvswitch

@@ -91,13 +91,43 @@ absl::StatusOr<std::unique_ptr<ControlSocket>> ControlSocket::Listen(const std::
   return std::unique_ptr<ControlSocket>(new ControlSocket(fd, path));
 }
 
+namespace {
+
+// Reads what is there; a descriptor sent along is kept in *passed (one; extras closed).
+ssize_t ReadWithFd(int fd, char* buf, size_t size, int* passed) {
+  iovec iov{buf, size};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof(control);
+  ssize_t got = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); got >= 0 && c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    int received;
+    std::memcpy(&received, CMSG_DATA(c), sizeof(int));
+    if (*passed >= 0) {
+      close(received);
+    } else {
+      *passed = received;
+    }
+  }
+  return got;
+}
+
+}  // namespace
+
 ControlSocket::~ControlSocket() {
-  for (const Client& c : clients_) close(c.fd);
+  for (const Client& c : clients_) {
+    close(c.fd);
+    if (c.passed_fd >= 0) close(c.passed_fd);
+  }
   close(fd_);
   unlink(path_.c_str());
 }
 
-void ControlSocket::Poll(absl::FunctionRef<std::string(absl::string_view)> handler) {
+void ControlSocket::Poll(absl::FunctionRef<std::string(absl::string_view, int)> handler) {
   const uint64_t now = NowMs();
   for (int fd; (fd = accept4(fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0;) {
     clients_.push_back({fd, {}, now + kClientTimeoutMs});
@@ -106,15 +136,19 @@ void ControlSocket::Poll(absl::FunctionRef<std::string(absl::string_view)> handl
     Client& c = clients_[i];
     char buf[1024];
     ssize_t got;
-    while ((got = read(c.fd, buf, sizeof(buf))) > 0 && c.request.size() < kMaxRequest) {
+    while ((got = ReadWithFd(c.fd, buf, sizeof(buf), &c.passed_fd)) > 0 &&
+           c.request.size() < kMaxRequest) {
       c.request.append(buf, static_cast<size_t>(got));
     }
     const size_t newline = c.request.find('\n');
     const bool closed = got == 0 || (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
     if (newline != std::string::npos || c.request.size() >= kMaxRequest) {
-      std::string answer = newline != std::string::npos
-                               ? handler(absl::string_view(c.request).substr(0, newline))
-                               : std::string("{\"ok\":false,\"error\":\"request too long\"}");
+      std::string answer =
+          newline != std::string::npos
+              ? handler(absl::string_view(c.request).substr(0, newline), c.passed_fd)
+              : std::string("{\"ok\":false,\"error\":\"request too long\"}");
+      if (newline == std::string::npos && c.passed_fd >= 0) close(c.passed_fd);
+      c.passed_fd = -1;
       answer += '\n';
       WriteAll(c.fd, answer);
     } else if (!closed && now < c.deadline_ms) {
@@ -122,6 +156,7 @@ void ControlSocket::Poll(absl::FunctionRef<std::string(absl::string_view)> handl
       continue;
     }
     close(c.fd);
+    if (c.passed_fd >= 0) close(c.passed_fd);
     clients_.erase(clients_.begin() + static_cast<long>(i));
   }
 }

@@ -68,6 +68,8 @@ struct WorkerCounters {
   // Frames received, and receive calls that returned frames, by size.
   Counter rx_packets;
   std::array<Counter, kBurstBuckets.size()> rx_bursts;
+  // Frames a capture missed: no buffer for the copy, or its ring full.
+  Counter capture_missed;
 };
 
 // A plain sum over workers, taken by a reader.

@@ -2,14 +2,20 @@
 //   hvswitchctl [--socket=PATH] [--json] COMMAND...
 // Tables for people by default, the daemon's JSON with --json. An error is one line on
 // stderr and exit status 1 (2 for a usage error or no daemon to talk to).
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -18,6 +24,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "switch/control_commands.h"
 #include "switch/options.h"
 
@@ -31,15 +38,18 @@ constexpr char kUsage[] =
     "          port add SPEC (the --port grammar) | port del NAME |\n"
     "          fdb show [--port P] [--vlan V] |\n"
     "          fdb flush [--port P] | fdb add PORT MAC [--vlan V] | fdb del MAC [--vlan V] |\n"
-    "          stats [PORT] | pmd | config save [FILE]\n";
+    "          stats [PORT] | pmd | config save [FILE] |\n"
+    "          capture PORT [--count N] [--direction rx|tx|both] -w FILE.pcapng [--timeout S]\n";
 
 int Fail(const std::string& message, int code) {
   std::fprintf(stderr, "hvswitchctl: %s\n", message.c_str());
   return code;
 }
 
-// Sends one request line, returns the answer line; empty with `error` set on failure.
-std::string Ask(const std::string& path, const std::string& request, std::string* error) {
+// Sends one request line (with `fd` attached when >= 0), returns the answer line; empty
+// with `error` set on failure.
+std::string Ask(const std::string& path, const std::string& request, std::string* error,
+                int fd = -1) {
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   if (path.size() >= sizeof(addr.sun_path)) {
@@ -47,21 +57,37 @@ std::string Ask(const std::string& path, const std::string& request, std::string
     return {};
   }
   std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0 || connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+  int sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (sock < 0 || connect(sock, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
     *error = absl::StrCat("cannot connect to ", path, ": ", strerror(errno),
                           errno == EACCES ? " (root or the daemon's --ctl_group only)"
                                           : errno == ENOENT ? " (is hvswitch running?)" : "");
-    if (fd >= 0) close(fd);
+    if (sock >= 0) close(sock);
     return {};
   }
   std::string line = request + "\n";
-  std::string answer;
-  if (write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size())) {
-    char buf[65536];
-    for (ssize_t n; (n = read(fd, buf, sizeof(buf))) > 0;) answer.append(buf, static_cast<size_t>(n));
+  iovec iov{line.data(), line.size()};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  if (fd >= 0) {
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof(control);
+    cmsghdr* c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
   }
-  close(fd);
+  std::string answer;
+  if (sendmsg(sock, &msg, 0) == static_cast<ssize_t>(line.size())) {
+    char buf[65536];
+    for (ssize_t n; (n = read(sock, buf, sizeof(buf))) > 0;) {
+      answer.append(buf, static_cast<size_t>(n));
+    }
+  }
+  close(sock);
   if (answer.empty()) *error = "no answer from hvswitch";
   return answer;
 }
@@ -154,6 +180,79 @@ void Render(const std::vector<std::string>& words, const json& answer) {
   }
 }
 
+std::atomic<bool> g_interrupted{false};
+
+// `capture PORT [--count N] [--direction rx|tx|both] -w FILE [--timeout S]`: the file is
+// opened here, with the caller's rights, and handed to the daemon, which writes frames
+// into it until it has N (or the timeout passes, or Ctrl-C).
+int Capture(const std::string& socket_path, const std::vector<std::string>& words,
+            bool as_json) {
+  std::string port, file, direction = "both";
+  uint64_t count = 100;
+  double timeout = 60;
+  for (size_t i = 1; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    const bool has_value = i + 1 < words.size();
+    if ((w == "--count" || w == "-c") && has_value) {
+      if (!absl::SimpleAtoi(words[++i], &count) || count == 0) {
+        return Fail("--count must be a positive number", 1);
+      }
+    } else if (w == "--direction" && has_value) {
+      direction = words[++i];
+    } else if (w == "-w" && has_value) {
+      file = words[++i];
+    } else if (w == "--timeout" && has_value) {
+      if (!absl::SimpleAtod(words[++i], &timeout) || timeout <= 0) {
+        return Fail("--timeout must be a positive number of seconds", 1);
+      }
+    } else if (!absl::StartsWith(w, "-") && port.empty()) {
+      port = w;
+    } else {
+      return Fail(absl::StrCat("capture: unexpected '", w, "'"), 1);
+    }
+  }
+  if (port.empty() || file.empty()) {
+    return Fail("capture PORT [--count N] [--direction rx|tx|both] -w FILE [--timeout S]", 1);
+  }
+  int fd = open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return Fail(absl::StrCat("cannot create ", file, ": ", strerror(errno)), 1);
+  auto ask = [&](const std::string& request, int with_fd = -1) -> std::optional<json> {
+    std::string error;
+    std::string answer = Ask(socket_path, request, &error, with_fd);
+    if (answer.empty()) {
+      Fail(error, 2);
+      return std::nullopt;
+    }
+    json parsed = json::parse(answer, nullptr, false);
+    if (parsed.is_discarded() || !parsed.value("ok", false)) {
+      Fail(parsed.is_discarded() ? "unreadable answer" : parsed.value("error", "failed"), 1);
+      return std::nullopt;
+    }
+    return parsed;
+  };
+  std::optional<json> started =
+      ask(absl::StrCat("capture start ", port, " ", count, " ", direction), fd);
+  close(fd);  // the daemon has its own
+  if (!started) return 1;
+  signal(SIGINT, [](int) { g_interrupted.store(true); });
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout);
+  std::optional<json> status;
+  while (true) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const bool give_up = g_interrupted.load() || std::chrono::steady_clock::now() > deadline;
+    status = ask(give_up ? "capture stop" : "capture status");
+    if (!status) return 1;
+    if (!(*status)["active"].get<bool>()) break;
+  }
+  if (as_json) {
+    std::printf("%s\n", status->dump().c_str());
+  } else {
+    std::printf("captured %s frames to %s\n", Text((*status)["captured"]).c_str(), file.c_str());
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -177,6 +276,7 @@ int main(int argc, char** argv) {
     std::fputs(kUsage, stderr);
     return 2;
   }
+  if (words[0] == "capture") return Capture(socket_path, words, as_json);
   std::string error;
   std::string answer = Ask(socket_path, absl::StrJoin(words, " "), &error);
   if (answer.empty()) return Fail(error, 2);

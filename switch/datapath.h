@@ -7,6 +7,9 @@
 
 #include <rte_spinlock.h>
 
+struct rte_mempool;
+struct rte_ring;
+
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -116,6 +119,13 @@ struct Datapath {
   std::atomic<uint64_t> learn_blocked_mask{0};
   // The control thread's clock in seconds, for FDB last-seen times.
   std::atomic<uint32_t> now_seconds{0};
+  // Packet capture (hvswitchctl capture): bit p set while frames received from / sent to
+  // port p are copied (rte_pcapng_copy, from capture_pool) into capture_ring for the
+  // control thread to write. The ring and pool are set before any bit is.
+  std::atomic<uint64_t> capture_rx_mask{0};
+  std::atomic<uint64_t> capture_tx_mask{0};
+  rte_ring* capture_ring = nullptr;
+  rte_mempool* capture_pool = nullptr;
 };
 
 }  // namespace hvswitch

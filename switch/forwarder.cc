@@ -4,7 +4,9 @@
 #include <rte_ethdev.h>
 #include <rte_ether.h>
 #include <rte_mbuf.h>
+#include <rte_pcapng.h>
 #include <rte_prefetch.h>
+#include <rte_ring.h>
 
 #include <algorithm>
 #include <cstring>
@@ -64,6 +66,9 @@ void RecountChains(rte_mbuf** pkts, uint16_t n) {
 void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
   PortCounters& in = counters_.ports[in_port];
   if (table_->ports[in_port].recount_chains) RecountChains(pkts, n);
+  if ((datapath_.capture_rx_mask.load(std::memory_order_relaxed) >> in_port) & 1) {
+    CaptureReceived(in_port, pkts, n);
+  }
   // Frames are grouped into runs of consecutive frames with the same source, destination
   // and encapsulation (a guest's burst is mostly one or two conversations): lookups,
   // learning and the verdict happen once per run.
@@ -191,6 +196,7 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
   }
 
   up_mask_ = LoadUpMask();
+  capture_tx_ = datapath_.capture_tx_mask.load(std::memory_order_relaxed);
   const bool learn_blocked =
       (datapath_.learn_blocked_mask.load(std::memory_order_relaxed) >> in_port) & 1;
   const uint32_t now_seconds = datapath_.now_seconds.load(std::memory_order_relaxed);
@@ -420,6 +426,7 @@ void Forwarder::EnqueueRun(uint16_t port, rte_mbuf** frames, uint16_t n, uint64_
 
 void Forwarder::FlushExpired(uint64_t now) {
   up_mask_ = LoadUpMask();
+  capture_tx_ = datapath_.capture_tx_mask.load(std::memory_order_relaxed);
   uint64_t due = 0;
   ForEachBit(pending_, [&](uint16_t p) {
     if (now >= tx_[p].deadline) due |= uint64_t{1} << p;
@@ -472,6 +479,10 @@ void Forwarder::FlushPort(uint16_t port) {
                                                          n - ok));
     }
   }
+  // Copied before sending: a device may free a frame as soon as it has it.
+  rte_mbuf* captured[kMaxBurst];
+  const uint16_t nb_captured =
+      (capture_tx_ >> port) & 1 ? CopyForCapture(port, buffer.pkts, n, captured, false) : 0;
   if (lock != nullptr) rte_spinlock_lock(lock);
   uint16_t sent = rte_eth_tx_burst(dp.eth_port, queue, buffer.pkts, n);
   for (int retry = 0; sent < n && retry < kTxRetries; ++retry) {
@@ -488,6 +499,43 @@ void Forwarder::FlushPort(uint16_t port) {
   out.tx_packets.Add(sent);
   out.tx_bytes.Add(bytes);
   if (sent != 0) out.tx_bursts.Add(1);
+  if (nb_captured != 0) {
+    // Only what the port took; copies failed from the end of the burst.
+    const uint16_t keep = std::min(nb_captured, sent);
+    if (nb_captured > keep) rte_pktmbuf_free_bulk(captured + keep, nb_captured - keep);
+    EnqueueCaptured(captured, keep);
+  }
+}
+
+void Forwarder::CaptureReceived(uint16_t port, rte_mbuf* const* pkts, uint16_t n) {
+  rte_mbuf* copies[kMaxBurst];
+  EnqueueCaptured(copies, CopyForCapture(port, pkts, n, copies, true));
+}
+
+uint16_t Forwarder::CopyForCapture(uint16_t port, rte_mbuf* const* pkts, uint16_t n,
+                                   rte_mbuf** copies, bool rx) {
+  const uint64_t now = rte_get_tsc_cycles();
+  const uint16_t eth_port = table_->ports[port].eth_port;
+  uint16_t copied = 0;
+  for (; copied < n; ++copied) {
+    copies[copied] = rte_pcapng_copy(eth_port, 0, pkts[copied], datapath_.capture_pool,
+                                     UINT32_MAX, now,
+                                     rx ? RTE_PCAPNG_DIRECTION_IN : RTE_PCAPNG_DIRECTION_OUT);
+    if (copies[copied] == nullptr) break;
+  }
+  if (copied < n) counters_.capture_missed.Add(n - copied);
+  return copied;
+}
+
+void Forwarder::EnqueueCaptured(rte_mbuf** copies, uint16_t n) {
+  if (n == 0) return;
+  const unsigned queued =
+      rte_ring_mp_enqueue_burst(datapath_.capture_ring, reinterpret_cast<void**>(copies), n,
+                                nullptr);
+  if (queued < n) {
+    rte_pktmbuf_free_bulk(copies + queued, n - queued);
+    counters_.capture_missed.Add(n - queued);
+  }
 }
 
 }  // namespace hvswitch

@@ -82,6 +82,12 @@ class Forwarder {
   // Sends `targets` the same frame as one mbuf whose reference count covers them all.
   void Share(uint64_t targets, rte_mbuf* m);
   void FlushPort(uint16_t port);
+  // Copies frames of a captured port into the capture ring (rx: as received; tx: the
+  // first `sent` of `copies`, the rest freed).
+  void CaptureReceived(uint16_t port, rte_mbuf* const* pkts, uint16_t n);
+  uint16_t CopyForCapture(uint16_t port, rte_mbuf* const* pkts, uint16_t n, rte_mbuf** copies,
+                          bool rx);
+  void EnqueueCaptured(rte_mbuf** copies, uint16_t n);
   // port's transmit queue for this worker, and its lock when workers share it (else null).
   uint16_t TxQueue(const DatapathPort& dp) const {
     return options_.worker < dp.nb_txq ? options_.worker : options_.worker % dp.nb_txq;
@@ -108,6 +114,7 @@ class Forwarder {
   WorkerCounters& counters_;
   LearnQueue& learn_;
   uint64_t up_mask_ = 0;  // as read at the start of the current burst
+  uint64_t capture_tx_ = 0;  // Datapath::capture_tx_mask, as read with up_mask_
   uint64_t now_ = 0;      // TSC at the start of the current burst, when flushing by time
   uint64_t pending_ = 0;  // ports with frames in tx_
   std::array<TxBuffer, kMaxPorts> tx_;

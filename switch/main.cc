@@ -151,8 +151,8 @@ int RunSwitch(const DaemonOptions& options, const EalPlan& plan) {
   while (!g_stop.load()) {
     (*bridge)->Poll();
     if (control) {
-      control->Poll([&](absl::string_view line) {
-        return ExecuteControlCommand(**bridge, options, line);
+      control->Poll([&](absl::string_view line, int fd) {
+        return ExecuteControlCommand(**bridge, options, line, fd);
       });
     }
     absl::SleepFor(absl::Milliseconds(1));

@@ -628,6 +628,7 @@ BridgeSnapshot Bridge::Snapshot() const {
     core.busy_cycles = counters_[w].busy_cycles.Read();
     core.idle_cycles = counters_[w].idle_cycles.Read();
     core.rx_packets = counters_[w].rx_packets.Read();
+    snap.capture_missed += counters_[w].capture_missed.Read();
     for (size_t b = 0; b < core.rx_bursts.size(); ++b) {
       core.rx_bursts[b] = counters_[w].rx_bursts[b].Read();
     }

@@ -45,6 +45,7 @@ struct BridgeSnapshot {
   uint64_t fdb_static_refused = 0;
   uint64_t fdb_locked_refused = 0;  // moves refused for a connected secured guest's MAC
   uint64_t mbufs = 0, mbufs_in_use = 0;  // the shared packet buffer pool
+  uint64_t capture_missed = 0;  // frames a capture could not copy
 };
 
 }  // namespace hvswitch

@@ -228,6 +228,11 @@ std::vector<MetricFamily> RenderMetrics(const BridgeSnapshot& snap) {
                        "Packet buffers out of the pool now: in device rings, transmit "
                        "queues or in flight. Rising while traffic is steady means a leak.",
                        MetricType::Gauge, snap.mbufs_in_use));
+  out.push_back(Single("hvswitch_capture_missed_total",
+                       "Frames a running hvswitchctl capture could not copy (no buffer, or "
+                       "the control thread behind); the capture file lacks them, forwarding "
+                       "does not.",
+                       MetricType::Counter, snap.capture_missed));
   out.push_back(Single("hvswitch_fdb_entries",
                        "MAC addresses in the forwarding table, learned and static.",
                        MetricType::Gauge, snap.fdb_entries));

@@ -29,11 +29,13 @@ def kvm_works():
 
 
 class QemuGuest:
-    def __init__(self, name, socket_path, index, memory_mb=384, cpus=None):
+    def __init__(self, name, socket_path, index, memory_mb=384, cpus=None, server=False):
         """Guest `index` (1..) gets MAC 52:54:00:00:01:<index>, 10.0.1.<index>/24 and
         fd01::<index>/64. Its virtio-net device offers everything hvswitch's vhost-user
         port does (checksums, TSO); `ethtool -K eth0 ...` in the guest turns them off.
-        `cpus`: a taskset CPU list for QEMU (keep it off the switch's worker core)."""
+        `cpus`: a taskset CPU list for QEMU (keep it off the switch's worker core).
+        `server`: QEMU creates the socket (chardev server=on, as the README's recommended
+        set-up with a client=1 port); else it connects to hvswitch's."""
         self.name = name
         self.index = index
         self.mac = f"52:54:00:00:01:{index:02x}"
@@ -52,7 +54,8 @@ class QemuGuest:
                 "-kernel", f"{GUEST_DIR}/vmlinuz", "-initrd", f"{GUEST_DIR}/initrd.gz",
                 "-append", f"console=ttyS0 quiet panic=-1 hvs_ip={self.ip}/24 "
                            f"hvs_ip6={self.ip6}/64",
-                "-chardev", f"socket,id=chr0,path={socket_path}",
+                "-chardev", f"socket,id=chr0,path={socket_path}"
+                            + (",server=on,wait=off" if server else ""),
                 "-netdev", "vhost-user,id=net0,chardev=chr0",
                 "-device", device]
         self.proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -102,7 +105,8 @@ class QemuGuest:
 
 class GuestsAndHost:
     """hvswitch in a network namespace of its own ("the host") with vhost-user ports vm1
-    and vm2, each with a QEMU guest (10.0.1.1 and .2, fd01::1 and ::2), and a net_tap
+    (hvswitch's socket) and vm2 (client=1: QEMU's socket, the README's recommended way),
+    each with a QEMU guest (10.0.1.1 and .2, fd01::1 and ::2), and a net_tap
     port whose interface is the host's 10.0.1.100/24, fd01::100/64. iperf3 servers listen
     in vm2 and in the host. stop() undoes all of it."""
 
@@ -118,7 +122,7 @@ class GuestsAndHost:
         try:
             self.ns("ip", "link", "set", "lo", "up")
             self.sw = Daemon(["vm1,type=vhost-user,path={dir}/vm1.sock",
-                              "vm2,type=vhost-user,path={dir}/vm2.sock",
+                              "vm2,type=vhost-user,path={dir}/vm2.sock,client=1",
                               f"host,type=dpdk,devargs=net_tap0,iface={self.tap}"],
                              extra=daemon_extra, netns=self.netns)
             self.sw.wait_ready()
@@ -127,7 +131,7 @@ class GuestsAndHost:
             self.ns("ip", "link", "set", self.tap, "up")
             for index, name in ((1, "vm1"), (2, "vm2")):
                 self.guests[name] = QemuGuest(name, f"{self.sw.dir}/{name}.sock", index,
-                                              cpus=qemu_cpus)
+                                              cpus=qemu_cpus, server=name == "vm2")
                 self.sw.wait_port_up(name)
             self.guests["vm2"].run("iperf3 -s -D")
             self.host_iperf = subprocess.Popen(["ip", "netns", "exec", self.netns, "iperf3", "-s"],

@@ -1,7 +1,8 @@
 """Real guests: two QEMU VMs with Debian's kernel and virtio-net driver on hvswitch.
 
 hvswitch runs in a network namespace of its own ("the host") with vhost-user ports vm1 and
-vm2 and a net_tap port whose interface is the host's 10.0.1.100/24, fd01::100/64 there
+vm2 (vm2 in client mode, QEMU owning its socket as the README recommends) and a net_tap
+port whose interface is the host's 10.0.1.100/24, fd01::100/64 there
 (qemu_guest.GuestsAndHost). QEMU runs the guests under TCG where KVM does not work.
 Through the switch: ping and ping6 between guests and the host; an iperf3 TCP stream guest
 to guest with the guests' offloads on (checksums and TSO: super-frames pass whole to a

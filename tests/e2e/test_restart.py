@@ -54,15 +54,20 @@ class RestartTest(unittest.TestCase):
                 self.assertIn(f"save_config={saved}\n", f.read())
             pids = [guest.proc.pid for guest in guests]
 
+            def start_again():
+                """hvswitch from the saved file; the same guests back on every port."""
+                again = Daemon.from_config(saved, d)
+                again.wait_ready()
+                for guest in guests:
+                    guest.wait_link(reconnect=True)
+                    again.wait_port_up(guest.name)
+                self.assertEqual([guest.proc.pid for guest in guests], pids)
+                return again
+
             sw.proc.kill()
             sw.proc.wait()
             sw.log.close()
-            sw = Daemon.from_config(saved, d)
-            sw.wait_ready()
-            for guest in guests:
-                guest.wait_link(reconnect=True)
-                sw.wait_port_up(guest.name)
-            self.assertEqual([guest.proc.pid for guest in guests], pids)
+            sw = start_again()
             self.assertTrue(all(guest.proc.poll() is None for guest in guests))
             ports = sw.ctl("port", "list")["ports"]
             self.assertEqual([p["name"] for p in ports], ["g1", "g2", "m1"])
@@ -81,12 +86,7 @@ class RestartTest(unittest.TestCase):
             self.assertEqual(g1.flow(G2, STATIC), 0)
             # Stopped cleanly (SIGTERM, as systemd does) and started again: the same.
             self.assertEqual(sw.stop(), 0)
-            sw = Daemon.from_config(saved, d)
-            sw.wait_ready()
-            for guest in guests:
-                guest.wait_link(reconnect=True)
-                sw.wait_port_up(guest.name)
-            self.assertEqual([guest.proc.pid for guest in guests], pids)
+            sw = start_again()
             g1.send(BCAST, G1, 1)
             wait_flow(g2, G1, BCAST, 6)
             wait_flow(m1, G1, BCAST, 6)

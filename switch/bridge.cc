@@ -571,7 +571,11 @@ void Bridge::FollowLinks() {
   }
   datapath_.up_mask.store(mask, std::memory_order_relaxed);
   for (size_t p = 0; p < ports_.size(); ++p) {
-    if (ports_[p] != nullptr && ports_[p]->reconnects() && !((mask >> p) & 1)) {
+    if (ports_[p] == nullptr || !ports_[p]->reconnects()) continue;
+    if ((mask >> p) & 1) {
+      // Connected: no handshake to protect any more, a peer that goes is retried at once.
+      reconnect_at_[p] = {};
+    } else {
       Reconnect(static_cast<int>(p));
     }
   }

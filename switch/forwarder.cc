@@ -438,7 +438,7 @@ void Forwarder::ReclaimTx() {
   ForEachBit(table_->reclaim_tx & LoadUpMask(), [&](uint16_t p) {
     const DatapathPort& dp = table_->ports[p];
     const uint16_t queue = TxQueue(dp);
-    rte_spinlock_t* lock = dp.shared_tx ? &datapath_.tx_locks[p][queue] : nullptr;
+    rte_spinlock_t* lock = TxLock(p, dp, queue);
     if (lock != nullptr) rte_spinlock_lock(lock);
     rte_eth_tx_burst(dp.eth_port, queue, nullptr, 0);
     if (lock != nullptr) rte_spinlock_unlock(lock);
@@ -464,8 +464,7 @@ void Forwarder::FlushPort(uint16_t port) {
   }
   const DatapathPort& dp = table_->ports[port];
   const uint16_t queue = TxQueue(dp);
-  rte_spinlock_t* lock =
-      dp.shared_tx ? &datapath_.tx_locks[port][queue] : nullptr;
+  rte_spinlock_t* lock = TxLock(port, dp, queue);
   if (dp.tx_prepare) {
     // The device refuses what it cannot offload (its limits on segments, sizes).
     uint16_t ok = rte_eth_tx_prepare(dp.eth_port, queue, buffer.pkts, n);

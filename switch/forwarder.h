@@ -88,9 +88,13 @@ class Forwarder {
   uint16_t CopyForCapture(uint16_t port, rte_mbuf* const* pkts, uint16_t n, rte_mbuf** copies,
                           bool rx);
   void EnqueueCaptured(rte_mbuf** copies, uint16_t n);
-  // port's transmit queue for this worker, and its lock when workers share it (else null).
+  // A port's transmit queue for this worker, and the queue's lock when workers share it
+  // (else null).
   uint16_t TxQueue(const DatapathPort& dp) const {
     return options_.worker < dp.nb_txq ? options_.worker : options_.worker % dp.nb_txq;
+  }
+  rte_spinlock_t* TxLock(uint16_t port, const DatapathPort& dp, uint16_t queue) const {
+    return dp.shared_tx ? &datapath_.tx_locks[port][queue] : nullptr;
   }
   // Ports that exist and are up.
   uint64_t LoadUpMask() const {

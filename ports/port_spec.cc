@@ -166,7 +166,7 @@ absl::StatusOr<PortSpec> ParsePortSpec(absl::string_view text) {
   for (size_t i = 1; i < fields.size(); ++i) {
     std::pair<absl::string_view, absl::string_view> kv =
         absl::StrSplit(fields[i], absl::MaxSplits('=', 1));
-    auto [key, value] = kv;
+    const absl::string_view key = kv.first, value = kv.second;
     auto once = [&](bool& seen) -> absl::Status {
       if (seen) return PortError(spec.name, absl::StrCat("key '", key, "' given twice"));
       seen = true;

@@ -19,15 +19,21 @@ absl::Status PathError(const PortSpec& spec, absl::string_view problem) {
       absl::StrCat("port '", spec.name, "': socket ", spec.path, ": ", problem));
 }
 
+// Never waits: a listener whose backlog is full (EAGAIN) is a listener too. A memif
+// server's socket is SOCK_SEQPACKET: a stream connect to it is refused as the wrong type.
 bool HasListener(const std::string& path) {
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
-  bool connected = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
-  close(fd);
-  return connected;
+  for (int type : {SOCK_STREAM, SOCK_SEQPACKET}) {
+    int fd = socket(AF_UNIX, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) return false;
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+    const int rc = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+    const bool listening = rc == 0 || errno == EAGAIN || errno == EINPROGRESS;
+    close(fd);
+    if (listening) return true;
+  }
+  return false;
 }
 
 }  // namespace

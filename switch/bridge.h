@@ -18,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "ports/port.h"
+#include "switch/bridge_control.h"
 #include "switch/bridge_snapshot.h"
 #include "switch/datapath.h"
 #include "switch/fdb.h"
@@ -52,7 +53,7 @@ struct BridgeConfig {
   uint32_t tx_flush_us = 0;
 };
 
-class Bridge {
+class Bridge : public BridgeControl {
  public:
   static absl::StatusOr<std::unique_ptr<Bridge>> Create(const BridgeConfig& config);
   ~Bridge();
@@ -67,32 +68,39 @@ class Bridge {
   // went down); every second ages the FDB.
   void Poll();
 
-  BridgeSnapshot Snapshot() const;
+  BridgeSnapshot Snapshot() const override;
 
   // Control thread: what hvswitchctl asks for.
   //
   // Opens a port and publishes it to the workers; forwarding between the other ports goes
   // on undisturbed. Its counters start at zero.
-  absl::Status AddPort(const PortSpec& spec);
+  absl::Status AddPort(const PortSpec& spec) override;
   // Unpublishes a port, waits until no worker uses it (its queued frames sent), forgets
   // its MACs (static ones too), closes the device and frees its buffers (a quota pool
   // once every buffer is back).
-  absl::Status RemovePort(absl::string_view name);
+  absl::Status RemovePort(absl::string_view name) override;
   int nb_ports() const { return __builtin_popcountll(table_->present); }
   const Port& port(int index) const { return *ports_[index]; }
   // The ports' specs in bridge port order: what a restart needs to bring them back.
-  std::vector<PortSpec> PortSpecs() const;
-  uint32_t now() const { return datapath_.now_seconds.load(std::memory_order_relaxed); }
-  std::vector<FdbEntryView> FdbEntries() const;
-  int PortIndex(absl::string_view name) const;  // -1: no such port
+  std::vector<PortSpec> PortSpecs() const override;
+  std::string PortName(int index) const override { return ports_[index]->spec().name; }
+  uint32_t now() const override {
+    return datapath_.now_seconds.load(std::memory_order_relaxed);
+  }
+  std::vector<FdbEntryView> FdbEntries() const override;
+  int PortIndex(absl::string_view name) const override;  // -1: no such port
   // Forgets the learned MACs of `port`, or of every port when -1 (static entries stay).
-  void FlushFdb(int port);
+  void FlushFdb(int port) override;
   // A static entry, checked as at startup (the port exists and carries the VLAN).
-  absl::Status AddStaticMac(const StaticMacSpec& mac);
+  absl::Status AddStaticMac(const StaticMacSpec& mac) override;
   // Removes an entry, learned or static.
-  absl::Status RemoveMac(uint64_t key);
+  absl::Status RemoveMac(uint64_t key) override;
   // Frames of a port into a pcapng file (hvswitchctl capture).
-  PacketCapture& capture() { return *capture_; }
+  absl::Status StartCapture(const CaptureRequest& request) override {
+    return capture_->Start(request);
+  }
+  CaptureStatus StopCapture() override { return capture_->Stop(); }
+  CaptureStatus CaptureState() const override { return capture_->State(); }
 
  private:
   explicit Bridge(const BridgeConfig& config) : config_(config) {}

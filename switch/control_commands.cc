@@ -1,8 +1,6 @@
 #include "switch/control_commands.h"
 
 #include <cstdint>
-#include <cstdio>
-#include <fstream>
 #include <optional>
 #include <vector>
 
@@ -14,7 +12,9 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "switch/bridge.h"
+#include "absl/time/time.h"
+#include "switch/atomic_file.h"
+#include "switch/control_policy.h"
 #include "switch/mac_key.h"
 #include "switch/options.h"
 
@@ -27,7 +27,19 @@ json Error(absl::string_view message) {
   return {{"ok", false}, {"error", std::string(message)}};
 }
 
+// A refused request; `denied` tells hvswitchctl to exit as for a socket it may not use.
+json Error(const absl::Status& status) {
+  json answer = Error(status.message());
+  if (absl::IsPermissionDenied(status)) answer["denied"] = true;
+  return answer;
+}
+
 json Ok() { return {{"ok", true}}; }
+
+// Names and paths are the operator's bytes: whatever is not UTF-8 is replaced, not thrown.
+std::string Dump(const json& answer) {
+  return answer.dump(-1, ' ', false, json::error_handler_t::replace);
+}
 
 // `--name VALUE` options after the positional words; anything else is an error.
 struct Words {
@@ -68,7 +80,7 @@ absl::StatusOr<uint64_t> ParseMacKey(const std::string& text, uint16_t vlan) {
   return *key;
 }
 
-absl::StatusOr<int> FindPort(const Bridge& bridge, const std::string& name) {
+absl::StatusOr<int> FindPort(const BridgeControl& bridge, const std::string& name) {
   int p = bridge.PortIndex(name);
   if (p < 0) return absl::NotFoundError(absl::StrCat("no port named '", name, "'"));
   return p;
@@ -116,19 +128,25 @@ absl::StatusOr<PortSpec> ParseAddedPort(const std::vector<std::string>& words) {
 constexpr absl::string_view kPortUsage =
     "port: list | show NAME | add NAME TYPE KEY=VALUE... | add SPEC | del NAME";
 
-json PortCommand(Bridge& bridge, const Words& w) {
+json PortCommand(BridgeControl& bridge, const Words& w, const ControlPolicy& policy,
+                 ControlRole role) {
   if (w.positional.empty() || w.port || w.vlan) return Error(kPortUsage);
   const std::string& verb = w.positional[0];
   if (verb == "add" && w.positional.size() >= 2) {
     absl::StatusOr<PortSpec> spec = ParseAddedPort(w.positional);
     if (!spec.ok()) return Error(spec.status().message());
-    absl::Status status = bridge.AddPort(*spec);
-    if (!status.ok()) return Error(status.message());
+    absl::Status status = policy.MayManagePort(role, *spec);
+    if (status.ok()) status = bridge.AddPort(*spec);
+    if (!status.ok()) return Error(status);
     return {{"ok", true}, {"spec", spec->ToString()}};
   }
   if (verb == "del" && w.positional.size() == 2) {
-    absl::Status status = bridge.RemovePort(w.positional[1]);
-    return status.ok() ? Ok() : Error(status.message());
+    absl::Status status = absl::NotFoundError(absl::StrCat("no port named '", w.positional[1], "'"));
+    for (const PortSpec& spec : bridge.PortSpecs()) {
+      if (spec.name == w.positional[1]) status = policy.MayManagePort(role, spec);
+    }
+    if (status.ok()) status = bridge.RemovePort(w.positional[1]);
+    return status.ok() ? Ok() : Error(status);
   }
   const BridgeSnapshot snap = bridge.Snapshot();
   if (verb == "list" && w.positional.size() == 1) {
@@ -145,7 +163,7 @@ json PortCommand(Bridge& bridge, const Words& w) {
   return Error(kPortUsage);
 }
 
-json FdbCommand(Bridge& bridge, const Words& w) {
+json FdbCommand(BridgeControl& bridge, const Words& w) {
   if (w.positional.empty()) return Error("fdb: show, flush, add or del");
   const std::string& verb = w.positional[0];
   std::optional<int> port;
@@ -163,7 +181,7 @@ json FdbCommand(Bridge& bridge, const Words& w) {
       if ((port && e.port != *port) || (w.vlan && KeyVlan(e.key) != *vlan)) continue;
       json row = {{"mac", KeyMacString(e.key)},
                   {"vlan", KeyVlan(e.key)},
-                  {"port", bridge.port(e.port).spec().name},
+                  {"port", bridge.PortName(e.port)},
                   {"static", e.is_static}};
       if (!e.is_static) row["age"] = now - e.last_seen;
       entries.push_back(row);
@@ -194,7 +212,7 @@ json FdbCommand(Bridge& bridge, const Words& w) {
       "del MAC [--vlan V]");
 }
 
-json StatsCommand(Bridge& bridge, const Words& w) {
+json StatsCommand(const BridgeControl& bridge, const Words& w) {
   if (w.positional.size() > 1) return Error("stats [PORT]");
   const BridgeSnapshot snap = bridge.Snapshot();
   json ports = json::array();
@@ -211,18 +229,22 @@ json StatsCommand(Bridge& bridge, const Words& w) {
   return {{"ok", true}, {"ports", ports}, {"fdb", fdb}};
 }
 
-// The daemon's side of hvswitchctl capture: `capture start PORT COUNT rx|tx|both` with the
-// file's descriptor, then `capture status` until it is no longer active, or
-// `capture stop`.
-json CaptureCommand(Bridge& bridge, const Words& w, int fd) {
-  PacketCapture& capture = bridge.capture();
+// The daemon's side of hvswitchctl capture: `capture start PORT COUNT rx|tx|both
+// [SECONDS]` (default 60) with the file's descriptor keeps the connection: the capture answers on it when it
+// starts and when it ends, and ends when the client writes "stop" or goes away.
+// `capture status` and `capture stop` come on connections of their own.
+ControlAnswer CaptureCommand(BridgeControl& bridge, const Words& w,
+                             const ControlRequest& request) {
   const std::vector<std::string>& words = w.positional;
-  if (!words.empty() && words[0] == "start" && words.size() == 4) {
+  int file = request.file;
+  if (!words.empty() && words[0] == "start" && (words.size() == 4 || words.size() == 5) &&
+      !w.port && !w.vlan) {
     uint64_t count = 0;
+    double seconds = 60;
     absl::StatusOr<int> port = FindPort(bridge, words[1]);
     const std::string& direction = words[3];
     absl::Status status;
-    if (fd < 0) {
+    if (file < 0) {
       status = absl::InvalidArgumentError("capture start needs the file's descriptor");
     } else if (!port.ok()) {
       status = port.status();
@@ -230,25 +252,37 @@ json CaptureCommand(Bridge& bridge, const Words& w, int fd) {
       status = absl::InvalidArgumentError("--count must be a positive number");
     } else if (direction != "rx" && direction != "tx" && direction != "both") {
       status = absl::InvalidArgumentError("--direction must be rx, tx or both");
+    } else if (words.size() == 5 &&
+               (!absl::SimpleAtod(words[4], &seconds) || !(seconds > 0 && seconds <= 86400))) {
+      status = absl::InvalidArgumentError("--timeout must be 0 to 86400 seconds");
     } else {
-      status = capture.Start(static_cast<uint16_t>(*port), direction != "tx",
-                             direction != "rx", count, fd);
-      fd = -1;  // taken
+      CaptureRequest capture;
+      capture.port = static_cast<uint16_t>(*port);
+      capture.rx = direction != "tx";
+      capture.tx = direction != "rx";
+      capture.count = count;
+      capture.timeout = absl::Seconds(seconds);
+      capture.file = file;
+      capture.client = request.connection;
+      file = -1;  // taken
+      status = bridge.StartCapture(capture);
+      if (status.ok()) return {{}, true};
     }
-    if (fd >= 0) close(fd);
-    return status.ok() ? Ok() : Error(status.message());
+    if (file >= 0) close(file);
+    return {Dump(Error(status)), false};
   }
-  if (fd >= 0) close(fd);
-  if (!words.empty() && words.size() == 1 && (words[0] == "status" || words[0] == "stop")) {
-    if (words[0] == "stop") capture.Stop();
-    return {{"ok", true}, {"active", capture.active()}, {"captured", capture.captured()}};
+  if (file >= 0) close(file);
+  if (words.size() == 1 && (words[0] == "status" || words[0] == "stop") && !w.port && !w.vlan) {
+    const CaptureStatus status = words[0] == "stop" ? bridge.StopCapture() : bridge.CaptureState();
+    return {Dump({{"ok", true}, {"active", status.active}, {"captured", status.captured}}), false};
   }
-  return Error("capture: start PORT COUNT rx|tx|both (with a file) | status | stop");
+  return {Dump(Error("capture: start PORT COUNT rx|tx|both [SECONDS] (with a file) | status | stop")),
+          false};
 }
 
 // Per worker core: what ovs-appctl dpif-netdev/pmd-perf-show tells (busy share, cycles
 // per frame, burst sizes).
-json PmdCommand(const Bridge& bridge, const Words& w) {
+json PmdCommand(const BridgeControl& bridge, const Words& w) {
   if (!w.positional.empty() || w.port || w.vlan) return Error("pmd (no arguments)");
   const BridgeSnapshot snap = bridge.Snapshot();
   json cores = json::array();
@@ -274,40 +308,42 @@ json PmdCommand(const Bridge& bridge, const Words& w) {
   return {{"ok", true}, {"cores", cores}};
 }
 
-// Writes the daemon's options with its current ports (added and removed at run time
-// included) and the FDB's current static entries to `path`, replacing it whole:
-// `hvswitch --config=FILE` brings the same switch back.
-absl::Status SaveConfig(const Bridge& bridge, const DaemonOptions& options,
-                        const std::string& path) {
+// The daemon's options with its current ports (added and removed at run time included)
+// and the FDB's current static entries: `hvswitch --config=FILE` brings the same switch
+// back.
+std::string CurrentConfig(const BridgeControl& bridge, const DaemonOptions& options) {
   DaemonOptions current = options;
   current.ports = bridge.PortSpecs();
   current.static_macs.clear();
   for (const FdbEntryView& e : bridge.FdbEntries()) {
-    if (e.is_static) current.static_macs.push_back({bridge.port(e.port).spec().name, e.key});
+    if (e.is_static) current.static_macs.push_back({bridge.PortName(e.port), e.key});
   }
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << ConfigText(current);
-    if (!out.flush()) return absl::UnavailableError(absl::StrCat("cannot write ", tmp));
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return absl::UnavailableError(absl::StrCat("cannot write ", path));
-  }
-  return absl::OkStatus();
+  return ConfigText(current);
 }
 
-// `config save [FILE]`: to FILE, else --save_config's file, else RUNTIME_DIR/hvswitch.conf.
-json ConfigCommand(const Bridge& bridge, const DaemonOptions& options, const Words& w) {
-  if (w.positional.empty() || w.positional[0] != "save" || w.positional.size() > 2 || w.port ||
-      w.vlan) {
-    return Error("config save [FILE]");
+// The daemon's own configuration file: --save_config's, else RUNTIME_DIR/hvswitch.conf.
+std::string OwnConfigPath(const DaemonOptions& options) {
+  return !options.save_config.empty() ? options.save_config
+                                      : absl::StrCat(options.runtime_dir, "/hvswitch.conf");
+}
+
+// `config show`: the text (hvswitchctl config save FILE writes it with its caller's
+// rights); `config save`: the daemon's own file; `config save FILE`: FILE, for root.
+json ConfigCommand(const BridgeControl& bridge, const DaemonOptions& options, const Words& w,
+                   const ControlPolicy& policy, ControlRole role) {
+  if (w.port || w.vlan || w.positional.empty()) return Error("config show | config save [FILE]");
+  const std::string& verb = w.positional[0];
+  if (verb == "show" && w.positional.size() == 1) {
+    return {{"ok", true}, {"config", CurrentConfig(bridge, options)}};
   }
-  const std::string path = w.positional.size() == 2  ? w.positional[1]
-                           : !options.save_config.empty() ? options.save_config
-                           : absl::StrCat(options.runtime_dir, "/hvswitch.conf");
-  absl::Status status = SaveConfig(bridge, options, path);
+  if (verb != "save" || w.positional.size() > 2) return Error("config show | config save [FILE]");
+  const bool named = w.positional.size() == 2;
+  if (named) {
+    absl::Status allowed = policy.MayWriteFile(role);
+    if (!allowed.ok()) return Error(allowed);
+  }
+  const std::string path = named ? w.positional[1] : OwnConfigPath(options);
+  absl::Status status = WriteFileAtomically(path, CurrentConfig(bridge, options));
   if (!status.ok()) return Error(status.message());
   return {{"ok", true}, {"path", path}};
 }
@@ -320,37 +356,52 @@ bool ChangesConfig(const std::vector<std::string>& words) {
 
 }  // namespace
 
-std::string ExecuteControlCommand(Bridge& bridge, const DaemonOptions& options,
-                                  absl::string_view line, int fd) {
-  std::vector<std::string> words = absl::StrSplit(line, ' ', absl::SkipWhitespace());
-  absl::StatusOr<Words> w = Split(words, 1);
-  if (words.empty() || !w.ok() || words[0] != "capture") {
-    if (fd >= 0) close(fd);  // only a capture takes a file
-    fd = -1;
+ControlAnswer ExecuteControlCommand(BridgeControl& bridge, const DaemonOptions& options,
+                                    const ControlRequest& request) {
+  const ControlPolicy policy{options.runtime_dir, options.ctl_socket};
+  const ControlRole role = RoleOf(request.peer);
+  int file = request.file;
+  // Nothing a client sends may stop the daemon: whatever throws (an allocation, a bug)
+  // becomes an error answer.
+  try {
+    std::vector<std::string> words = absl::StrSplit(request.line, ' ', absl::SkipWhitespace());
+    absl::StatusOr<Words> w = Split(words, 1);
+    if (words.empty() || !w.ok() || words[0] != "capture") {
+      if (file >= 0) close(file);  // only a capture takes a file
+      file = -1;
+    }
+    json answer;
+    if (words.empty()) {
+      answer = Error("empty request");
+    } else if (!w.ok()) {
+      answer = Error(w.status().message());
+    } else if (words[0] == "capture") {
+      ControlRequest with_file = request;
+      with_file.file = file;
+      file = -1;  // CaptureCommand's now
+      return CaptureCommand(bridge, *w, with_file);
+    } else if (words[0] == "port") {
+      answer = PortCommand(bridge, *w, policy, role);
+    } else if (words[0] == "fdb") {
+      answer = FdbCommand(bridge, *w);
+    } else if (words[0] == "stats") {
+      answer = StatsCommand(bridge, *w);
+    } else if (words[0] == "pmd") {
+      answer = PmdCommand(bridge, *w);
+    } else if (words[0] == "config") {
+      answer = ConfigCommand(bridge, options, *w, policy, role);
+    } else {
+      answer = Error(absl::StrCat("unknown command '", words[0], "': ", kControlCommandsHelp));
+    }
+    if (answer.value("ok", false) && ChangesConfig(words) && !options.save_config.empty()) {
+      absl::Status saved = WriteFileAtomically(options.save_config, CurrentConfig(bridge, options));
+      if (!saved.ok()) answer["warning"] = absl::StrCat("done, but not saved: ", saved.message());
+    }
+    return {Dump(answer), false};
+  } catch (...) {
+    if (file >= 0) close(file);
+    return {Dump(Error("internal error")), false};
   }
-  if (words.empty()) return Error("empty request").dump();
-  if (!w.ok()) return Error(w.status().message()).dump();
-  json answer;
-  if (words[0] == "capture") {
-    answer = CaptureCommand(bridge, *w, fd);
-  } else if (words[0] == "port") {
-    answer = PortCommand(bridge, *w);
-  } else if (words[0] == "fdb") {
-    answer = FdbCommand(bridge, *w);
-  } else if (words[0] == "stats") {
-    answer = StatsCommand(bridge, *w);
-  } else if (words[0] == "pmd") {
-    answer = PmdCommand(bridge, *w);
-  } else if (words[0] == "config") {
-    answer = ConfigCommand(bridge, options, *w);
-  } else {
-    answer = Error(absl::StrCat("unknown command '", words[0], "': ", kControlCommandsHelp));
-  }
-  if (answer.value("ok", false) && ChangesConfig(words) && !options.save_config.empty()) {
-    absl::Status saved = SaveConfig(bridge, options, options.save_config);
-    if (!saved.ok()) answer["warning"] = absl::StrCat("done, but not saved: ", saved.message());
-  }
-  return answer.dump();
 }
 
 }  // namespace hvswitch

@@ -7,17 +7,18 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "switch/bridge_control.h"
+#include "switch/control_socket.h"
+#include "switch/options.h"
 
 namespace hvswitch {
 
-class Bridge;
-struct DaemonOptions;
-
 // `options`: what the daemon was started with (config save writes them with the current
-// ports and static MACs, and so does every port or static MAC change under --save_config).
-// `fd`: a descriptor the request carried (capture's file), owned from here on; -1: none.
-std::string ExecuteControlCommand(Bridge& bridge, const DaemonOptions& options,
-                                  absl::string_view line, int fd = -1);
+// ports and static MACs, and so does every port or static MAC change under --save_config;
+// the runtime directory and control socket bound what a --ctl_group member may do, see
+// switch/control_policy.h). The request's descriptor is owned from here on. Never throws.
+ControlAnswer ExecuteControlCommand(BridgeControl& bridge, const DaemonOptions& options,
+                                    const ControlRequest& request);
 
 // The commands, for hvswitchctl's help and the daemon's "unknown command" answer.
 inline constexpr absl::string_view kControlCommandsHelp =
@@ -25,6 +26,6 @@ inline constexpr absl::string_view kControlCommandsHelp =
     "fdb show [--port P] [--vlan V] | "
     "fdb flush [--port P] | fdb add PORT MAC [--vlan V] | fdb del MAC [--vlan V] | "
     "stats [PORT] | pmd | capture PORT [--count N] [--direction rx|tx|both] -w FILE | "
-    "config save [FILE]";
+    "capture stop | config show | config save [FILE]";
 
 }  // namespace hvswitch

@@ -3,7 +3,9 @@
 // Tables for people by default, the daemon's JSON with --json. An error is one line on
 // stderr and exit status 1 (2 for a usage error or no daemon to talk to).
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -25,6 +27,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "switch/atomic_file.h"
 #include "switch/control_commands.h"
 #include "switch/options.h"
 
@@ -38,23 +41,22 @@ constexpr char kUsage[] =
     "          port add SPEC (the --port grammar) | port del NAME |\n"
     "          fdb show [--port P] [--vlan V] |\n"
     "          fdb flush [--port P] | fdb add PORT MAC [--vlan V] | fdb del MAC [--vlan V] |\n"
-    "          stats [PORT] | pmd | config save [FILE] |\n"
-    "          capture PORT [--count N] [--direction rx|tx|both] -w FILE.pcapng [--timeout S]\n";
+    "          stats [PORT] | pmd | config show | config save [FILE] |\n"
+    "          capture PORT [--count N] [--direction rx|tx|both] -w FILE.pcapng [--timeout S] |\n"
+    "          capture stop | capture status\n";
 
 int Fail(const std::string& message, int code) {
   std::fprintf(stderr, "hvswitchctl: %s\n", message.c_str());
   return code;
 }
 
-// Sends one request line (with `fd` attached when >= 0), returns the answer line; empty
-// with `error` set on failure.
-std::string Ask(const std::string& path, const std::string& request, std::string* error,
-                int fd = -1) {
+// A connection to the daemon, or -1 with `error` set.
+int Connect(const std::string& path, std::string* error) {
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   if (path.size() >= sizeof(addr.sun_path)) {
     *error = "socket path too long";
-    return {};
+    return -1;
   }
   std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
   int sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -63,8 +65,13 @@ std::string Ask(const std::string& path, const std::string& request, std::string
                           errno == EACCES ? " (root or the daemon's --ctl_group only)"
                                           : errno == ENOENT ? " (is hvswitch running?)" : "");
     if (sock >= 0) close(sock);
-    return {};
+    return -1;
   }
+  return sock;
+}
+
+// Sends one request line, with `fd` attached when >= 0.
+bool SendRequest(int sock, const std::string& request, int fd) {
   std::string line = request + "\n";
   iovec iov{line.data(), line.size()};
   msghdr msg{};
@@ -80,8 +87,25 @@ std::string Ask(const std::string& path, const std::string& request, std::string
     c->cmsg_len = CMSG_LEN(sizeof(int));
     std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
   }
+  return sendmsg(sock, &msg, MSG_NOSIGNAL) == static_cast<ssize_t>(line.size());
+}
+
+// Reads one answer line (without its newline); empty when none came.
+std::string ReadLine(int sock) {
+  std::string line;
+  char c;
+  while (read(sock, &c, 1) == 1 && c != '\n') line += c;
+  return line;
+}
+
+// Sends one request line (with `fd` attached when >= 0), returns the answer line; empty
+// with `error` set on failure.
+std::string Ask(const std::string& path, const std::string& request, std::string* error,
+                int fd = -1) {
+  const int sock = Connect(path, error);
+  if (sock < 0) return {};
   std::string answer;
-  if (sendmsg(sock, &msg, 0) == static_cast<ssize_t>(line.size())) {
+  if (SendRequest(sock, request, fd)) {
     char buf[65536];
     for (ssize_t n; (n = read(sock, buf, sizeof(buf))) > 0;) {
       answer.append(buf, static_cast<size_t>(n));
@@ -90,6 +114,11 @@ std::string Ask(const std::string& path, const std::string& request, std::string
   close(sock);
   if (answer.empty()) *error = "no answer from hvswitch";
   return answer;
+}
+
+// The exit status for a refused request: 2 when the caller may not ask it.
+int Refused(const json& answer) {
+  return Fail(answer.value("error", "failed"), answer.value("denied", false) ? 2 : 1);
 }
 
 // Columns padded to their widest cell.
@@ -124,7 +153,9 @@ void PrintPortDetail(const json& port) {
 }
 
 void Render(const std::vector<std::string>& words, const json& answer) {
-  if (answer.contains("path")) {
+  if (answer.contains("config")) {
+    std::fputs(answer["config"].get<std::string>().c_str(), stdout);
+  } else if (answer.contains("path")) {
     std::printf("saved %s\n", answer["path"].get<std::string>().c_str());
   } else if (answer.contains("spec")) {  // port add
     std::printf("added %s\n", answer["spec"].get<std::string>().c_str());
@@ -183,10 +214,28 @@ void Render(const std::vector<std::string>& words, const json& answer) {
 std::atomic<bool> g_interrupted{false};
 
 // `capture PORT [--count N] [--direction rx|tx|both] -w FILE [--timeout S]`: the file is
-// opened here, with the caller's rights, and handed to the daemon, which writes frames
-// into it until it has N (or the timeout passes, or Ctrl-C).
+// opened here, with the caller's rights, and handed to the daemon with the request; the
+// connection stays open while the daemon writes frames into the file, until it has N,
+// the timeout passes or Ctrl-C (which sends "stop"). If this process dies, the daemon
+// sees the connection close and ends the capture. `capture stop` ends anyone's capture;
+// `capture status` tells whether one runs.
 int Capture(const std::string& socket_path, const std::vector<std::string>& words,
             bool as_json) {
+  if (words.size() == 2 && (words[1] == "stop" || words[1] == "status")) {
+    std::string error;
+    const std::string answer = Ask(socket_path, "capture " + words[1], &error);
+    if (answer.empty()) return Fail(error, 2);
+    json parsed = json::parse(answer, nullptr, false);
+    if (parsed.is_discarded() || !parsed.is_object()) return Fail("unreadable answer", 1);
+    if (!parsed.value("ok", false)) return Refused(parsed);
+    if (as_json) {
+      std::printf("%s\n", parsed.dump().c_str());
+    } else {
+      std::printf("%s\n", parsed.value("active", false) ? "a capture is running"
+                                                        : "no capture is running");
+    }
+    return 0;
+  }
   std::string port, file, direction = "both";
   uint64_t count = 100;
   double timeout = 60;
@@ -202,8 +251,8 @@ int Capture(const std::string& socket_path, const std::vector<std::string>& word
     } else if (w == "-w" && has_value) {
       file = words[++i];
     } else if (w == "--timeout" && has_value) {
-      if (!absl::SimpleAtod(words[++i], &timeout) || timeout <= 0) {
-        return Fail("--timeout must be a positive number of seconds", 1);
+      if (!absl::SimpleAtod(words[++i], &timeout) || !(timeout > 0 && timeout <= 86400)) {
+        return Fail("--timeout must be 0 to 86400 seconds", 1);
       }
     } else if (!absl::StartsWith(w, "-") && port.empty()) {
       port = w;
@@ -214,41 +263,78 @@ int Capture(const std::string& socket_path, const std::vector<std::string>& word
   if (port.empty() || file.empty()) {
     return Fail("capture PORT [--count N] [--direction rx|tx|both] -w FILE [--timeout S]", 1);
   }
-  int fd = open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // O_NONBLOCK: a FIFO without a reader must not hang us; it is refused below anyway.
+  int fd = open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK, 0644);
   if (fd < 0) return Fail(absl::StrCat("cannot create ", file, ": ", strerror(errno)), 1);
-  auto ask = [&](const std::string& request, int with_fd = -1) -> std::optional<json> {
-    std::string error;
-    std::string answer = Ask(socket_path, request, &error, with_fd);
-    if (answer.empty()) {
-      Fail(error, 2);
-      return std::nullopt;
-    }
-    json parsed = json::parse(answer, nullptr, false);
-    if (parsed.is_discarded() || !parsed.value("ok", false)) {
-      Fail(parsed.is_discarded() ? "unreadable answer" : parsed.value("error", "failed"), 1);
-      return std::nullopt;
-    }
+  struct stat st{};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return Fail(absl::StrCat(file, ": the capture file must be a regular file"), 1);
+  }
+  std::string error;
+  const int sock = Connect(socket_path, &error);
+  if (sock < 0) {
+    close(fd);
+    return Fail(error, 2);
+  }
+  const bool sent = SendRequest(
+      sock, absl::StrCat("capture start ", port, " ", count, " ", direction, " ", timeout), fd);
+  close(fd);  // the daemon has its own
+  auto answer = [&]() -> std::optional<json> {
+    json parsed = json::parse(ReadLine(sock), nullptr, false);
+    if (parsed.is_discarded() || !parsed.is_object()) return std::nullopt;
     return parsed;
   };
-  std::optional<json> started =
-      ask(absl::StrCat("capture start ", port, " ", count, " ", direction), fd);
-  close(fd);  // the daemon has its own
-  if (!started) return 1;
-  signal(SIGINT, [](int) { g_interrupted.store(true); });
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout);
-  std::optional<json> status;
-  while (true) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    const bool give_up = g_interrupted.load() || std::chrono::steady_clock::now() > deadline;
-    status = ask(give_up ? "capture stop" : "capture status");
-    if (!status) return 1;
-    if (!(*status)["active"].get<bool>()) break;
+  std::optional<json> started = sent ? answer() : std::nullopt;
+  if (!started) {
+    close(sock);
+    return Fail("no answer from hvswitch", 2);
   }
+  if (!started->value("ok", false)) {
+    close(sock);
+    return Refused(*started);
+  }
+  signal(SIGINT, [](int) { g_interrupted.store(true); });
+  // The daemon ends the capture at its timeout; this end asks once more a little later.
+  const auto give_up =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout + 5);
+  bool asked_to_stop = false;
+  while (true) {
+    pollfd p{sock, POLLIN, 0};
+    if (poll(&p, 1, 100) > 0) break;
+    if (!asked_to_stop &&
+        (g_interrupted.load() || std::chrono::steady_clock::now() > give_up)) {
+      SendRequest(sock, "stop", -1);
+      asked_to_stop = true;
+    }
+  }
+  std::optional<json> ended = answer();
+  close(sock);
+  if (!ended) return Fail("the capture ended without an answer", 1);
   if (as_json) {
-    std::printf("%s\n", status->dump().c_str());
+    std::printf("%s\n", ended->dump().c_str());
   } else {
-    std::printf("captured %s frames to %s\n", Text((*status)["captured"]).c_str(), file.c_str());
+    std::printf("captured %s frames to %s\n", Text((*ended)["captured"]).c_str(), file.c_str());
+  }
+  return 0;
+}
+
+// `config save FILE`: the daemon's configuration, written here with the caller's rights.
+int SaveConfig(const std::string& socket_path, const std::string& path, bool as_json) {
+  std::string error;
+  const std::string answer = Ask(socket_path, "config show", &error);
+  if (answer.empty()) return Fail(error, 2);
+  json parsed = json::parse(answer, nullptr, false);
+  if (parsed.is_discarded() || !parsed.is_object()) return Fail("unreadable answer", 1);
+  if (!parsed.value("ok", false)) return Refused(parsed);
+  absl::Status written =
+      hvswitch::WriteFileAtomically(path, parsed.value("config", std::string()));
+  if (!written.ok()) return Fail(std::string(written.message()), 1);
+  const json saved = {{"ok", true}, {"path", path}};
+  if (as_json) {
+    std::printf("%s\n", saved.dump().c_str());
+  } else {
+    std::printf("saved %s\n", path.c_str());
   }
   return 0;
 }
@@ -276,13 +362,18 @@ int main(int argc, char** argv) {
     std::fputs(kUsage, stderr);
     return 2;
   }
+  // A daemon that went away while we write must not kill us before we say so.
+  signal(SIGPIPE, SIG_IGN);
   if (words[0] == "capture") return Capture(socket_path, words, as_json);
+  if (words.size() == 3 && words[0] == "config" && words[1] == "save") {
+    return SaveConfig(socket_path, words[2], as_json);
+  }
   std::string error;
   std::string answer = Ask(socket_path, absl::StrJoin(words, " "), &error);
   if (answer.empty()) return Fail(error, 2);
   json parsed = json::parse(answer, nullptr, false);
   if (parsed.is_discarded() || !parsed.is_object()) return Fail("unreadable answer", 1);
-  if (!parsed.value("ok", false)) return Fail(parsed.value("error", "failed"), 1);
+  if (!parsed.value("ok", false)) return Refused(parsed);
   if (parsed.contains("warning")) {
     std::fprintf(stderr, "hvswitchctl: %s\n", parsed["warning"].get<std::string>().c_str());
   }

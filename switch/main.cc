@@ -22,6 +22,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "ports/socket_path.h"
+#include "ports/unix_connect_guard.h"
 #include "switch/bridge.h"
 #include "switch/control_commands.h"
 #include "switch/control_socket.h"
@@ -110,7 +111,12 @@ int RunSwitch(const DaemonOptions& options, const EalPlan& plan) {
   std::unique_ptr<prometheus::Exposer> exposer;
   if (!options.metrics_address.empty()) {
     try {
-      exposer = std::make_unique<prometheus::Exposer>(options.metrics_address);
+      // Civetweb gives each connection a thread until its request is in: more threads
+      // than scrapers, and a connection that sends nothing is closed after two seconds,
+      // so that idle connections cannot keep Prometheus out for long.
+      exposer = std::make_unique<prometheus::Exposer>(std::vector<std::string>{
+          "listening_ports", options.metrics_address, "num_threads", "8",
+          "request_timeout_ms", "2000"});
     } catch (const std::exception& e) {
       Log("cannot serve metrics on %s: %s", options.metrics_address, e.what());
       return 1;
@@ -151,8 +157,8 @@ int RunSwitch(const DaemonOptions& options, const EalPlan& plan) {
   while (!g_stop.load()) {
     (*bridge)->Poll();
     if (control) {
-      control->Poll([&](absl::string_view line, int fd) {
-        return ExecuteControlCommand(**bridge, options, line, fd);
+      control->Poll([&](const ControlRequest& request) {
+        return ExecuteControlCommand(**bridge, options, request);
       });
     }
     absl::SleepFor(absl::Milliseconds(1));
@@ -206,6 +212,11 @@ int Main(int argc, char** argv) {
   action.sa_handler = OnSignal;
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
+  // A client that goes before its answer is written must cost a failed write, not the
+  // process (the metrics server ignores SIGPIPE too, but may be off).
+  signal(SIGPIPE, SIG_IGN);
+  // This thread runs the control loop: no peer may hold it in connect().
+  unix_connect_guard::BoundThisThread();
 
   int code = RunSwitch(*options, *plan);
   rte_eal_cleanup();

@@ -1,0 +1,106 @@
+// StubBridge: a BridgeControl without DPDK, for driving the control commands in unit
+// tests and the control-protocol fuzzer. Ports are specs in slots; the FDB is a list;
+// a capture only holds (and closes) its descriptors.
+#pragma once
+
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "switch/bridge_control.h"
+#include "switch/mac_key.h"
+
+namespace hvswitch {
+
+class StubBridge : public BridgeControl {
+ public:
+  BridgeSnapshot Snapshot() const override {
+    BridgeSnapshot snap;
+    for (size_t p = 0; p < ports_.size(); ++p) {
+      if (ports_[p].name.empty()) continue;
+      PortSnapshot ps;
+      ps.index = static_cast<uint16_t>(p);
+      ps.name = ports_[p].name;
+      ps.spec = ports_[p].ToString();
+      ps.type = std::string(PortTypeName(ports_[p].type));
+      ps.path = ports_[p].path;
+      ps.mac = "02:00:00:00:00:01";
+      ps.mtu = ports_[p].mtu;
+      snap.ports.push_back(ps);
+    }
+    snap.cores.resize(1);
+    snap.fdb_entries = fdb_.size();
+    return snap;
+  }
+  std::vector<PortSpec> PortSpecs() const override {
+    std::vector<PortSpec> specs;
+    for (const PortSpec& spec : ports_) {
+      if (!spec.name.empty()) specs.push_back(spec);
+    }
+    return specs;
+  }
+  int PortIndex(absl::string_view name) const override {
+    for (size_t p = 0; p < ports_.size(); ++p) {
+      if (!ports_[p].name.empty() && ports_[p].name == name) return static_cast<int>(p);
+    }
+    return -1;
+  }
+  std::string PortName(int index) const override { return ports_[index].name; }
+  absl::Status AddPort(const PortSpec& spec) override {
+    if (PortIndex(spec.name) >= 0) return absl::AlreadyExistsError("exists");
+    if (ports_.size() >= 64) return absl::ResourceExhaustedError("at most 64 ports");
+    ports_.push_back(spec);
+    return absl::OkStatus();
+  }
+  absl::Status RemovePort(absl::string_view name) override {
+    const int p = PortIndex(name);
+    if (p < 0) return absl::NotFoundError("no such port");
+    ports_[p] = PortSpec();
+    std::erase_if(fdb_, [p](const FdbEntryView& e) { return e.port == p; });
+    return absl::OkStatus();
+  }
+  uint32_t now() const override { return 100; }
+  std::vector<FdbEntryView> FdbEntries() const override { return fdb_; }
+  void FlushFdb(int port) override {
+    std::erase_if(fdb_, [port](const FdbEntryView& e) {
+      return !e.is_static && (port < 0 || e.port == port);
+    });
+  }
+  absl::Status AddStaticMac(const StaticMacSpec& mac) override {
+    const int p = PortIndex(mac.port);
+    if (p < 0) return absl::InvalidArgumentError("no such port");
+    std::erase_if(fdb_, [&](const FdbEntryView& e) { return e.key == mac.key; });
+    fdb_.push_back({mac.key, static_cast<uint16_t>(p), true, 0});
+    return absl::OkStatus();
+  }
+  absl::Status RemoveMac(uint64_t key) override {
+    if (std::erase_if(fdb_, [key](const FdbEntryView& e) { return e.key == key; }) == 0) {
+      return absl::NotFoundError("no entry");
+    }
+    return absl::OkStatus();
+  }
+  absl::Status StartCapture(const CaptureRequest& request) override {
+    close(request.file);
+    if (capturing_) return absl::FailedPreconditionError("a capture is running already");
+    capturing_ = true;
+    if (request.client >= 0) close(request.client);
+    return absl::OkStatus();
+  }
+  CaptureStatus StopCapture() override {
+    capturing_ = false;
+    return {};
+  }
+  CaptureStatus CaptureState() const override { return {capturing_, 0}; }
+
+  // A learned entry, as the workers would have made it.
+  void Learn(uint64_t key, uint16_t port) { fdb_.push_back({key, port, false, 90}); }
+
+ private:
+  std::vector<PortSpec> ports_;  // an empty name: a free slot
+  std::vector<FdbEntryView> fdb_;
+  bool capturing_ = false;
+};
+
+}  // namespace hvswitch

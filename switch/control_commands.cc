@@ -266,7 +266,9 @@ ControlAnswer CaptureCommand(BridgeControl& bridge, const Words& w,
       capture.client = request.connection;
       file = -1;  // taken
       status = bridge.StartCapture(capture);
-      if (status.ok()) return {{}, true};
+      // The capture answered on the connection itself (when there is one).
+      if (status.ok() && request.connection >= 0) return {{}, true};
+      if (status.ok()) return {Dump({{"ok", true}, {"active", true}}), false};
     }
     if (file >= 0) close(file);
     return {Dump(Error(status)), false};

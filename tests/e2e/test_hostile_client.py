@@ -13,6 +13,7 @@ import os
 import pwd
 import socket
 import stat
+import struct
 import subprocess
 import sys
 import tempfile
@@ -21,7 +22,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import HVSWITCHCTL, Daemon, wait_for  # noqa: E402
+from harness import HVSWITCHCTL, Daemon, Guest, wait_for  # noqa: E402
 
 LIVE = 5.0  # seconds the daemon has to answer while under attack
 
@@ -252,6 +253,31 @@ class HostileClientTest(unittest.TestCase):
         finally:
             for s in idle:
                 s.close()
+
+    def test_vhost_user_peer_that_stalls_a_message(self):
+        # A "QEMU" that sends a message header announcing a payload, then nothing: the
+        # vhost library's one event thread used to wait for the payload for ever, and no
+        # other guest could connect.
+        self.sw.ctl("port", "add", "y", "vhost-user", f"path={self.sw.dir}/y.sock")
+        self.sw.ctl("port", "add", "x", "vhost-user", f"path={self.sw.dir}/x.sock")
+        stalled = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        guest = None
+        try:
+            stalled.connect(f"{self.sw.dir}/y.sock")
+            stalled.sendall(struct.pack("<III", 1, 1, 8))  # GET_FEATURES, 8 bytes to follow
+            time.sleep(0.2)
+            guest = Guest("vhost-user", f"{self.sw.dir}/x.sock", "x")
+            guest.wait_link(timeout=20)
+            self.sw.wait_port_up("x", timeout=20)
+            start = time.monotonic()
+            self.sw.ctl("port", "del", "y")
+            self.assertLess(time.monotonic() - start, LIVE)
+        finally:
+            stalled.close()
+            if guest is not None:
+                guest.quit()
+            self.sw.ctl("port", "del", "x")
+            self.sw.ctl("port", "del", "y", check=False)
 
     def test_no_port_on_the_control_socket(self):
         r = self.sw.ctl("port", "add", "loop", "vhost-user", f"path={self.sw.ctl_socket}",

@@ -1,8 +1,12 @@
 #include "switch/options.h"
 
-#include <fstream>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <optional>
-#include <sstream>
 
 #include "absl/strings/string_view.h"
 #include "absl/container/flat_hash_set.h"
@@ -49,6 +53,49 @@ absl::StatusOr<StaticMacSpec> ParseStaticMac(absl::string_view text) {
   std::optional<uint64_t> key = ParseUnicastMacKey(fields[1], static_cast<uint16_t>(vlan));
   if (!key) return bad();
   return StaticMacSpec{fields[0], *key};
+}
+
+// Far above any real configuration (100,000 static MACs take 4 MiB); stops a file that
+// never ends (/proc, /sys) from being read forever.
+constexpr size_t kMaxConfigBytes = 16 << 20;
+
+// The whole text of a config file, or why it cannot be had: a missing or unreadable file,
+// a directory, a FIFO, a device, a failed read. Only a regular file is read, so that a
+// mistake never starts the default ports as if the file were empty; O_NONBLOCK keeps
+// open() from waiting for a FIFO's writer (a regular file ignores it).
+absl::StatusOr<std::string> ReadConfigFile(const std::string& path) {
+  auto error = [&](absl::string_view why) {
+    return absl::InvalidArgumentError(absl::StrCat("cannot read config file ", path, ": ", why));
+  };
+  const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return error(std::strerror(errno));
+  std::string text;
+  absl::Status status;
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    status = error(std::strerror(errno));
+  } else if (!S_ISREG(st.st_mode)) {
+    status = error("not a regular file");
+  } else {
+    char chunk[65536];
+    for (;;) {
+      const ssize_t n = read(fd, chunk, sizeof(chunk));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        status = error(std::strerror(errno));
+        break;
+      }
+      if (n == 0) break;
+      if (text.size() + static_cast<size_t>(n) > kMaxConfigBytes) {
+        status = error(absl::StrCat("larger than ", kMaxConfigBytes >> 20, " MiB"));
+        break;
+      }
+      text.append(chunk, static_cast<size_t>(n));
+    }
+  }
+  close(fd);
+  if (!status.ok()) return status;
+  return text;
 }
 
 struct Parser {
@@ -125,17 +172,16 @@ struct Parser {
 
   absl::Status ReadConfig(absl::string_view path) {
     if (++config_depth > 4) return absl::InvalidArgumentError("--config nested too deeply");
-    std::ifstream in{std::string(path)};
-    if (!in) return absl::NotFoundError(absl::StrCat("cannot read config file ", path));
-    std::string line;
+    absl::StatusOr<std::string> text = ReadConfigFile(std::string(path));
+    if (!text.ok()) return text.status();
     int number = 0;
-    while (std::getline(in, line)) {
+    for (absl::string_view line : absl::StrSplit(*text, '\n')) {
       ++number;
-      absl::string_view text = absl::StripAsciiWhitespace(line);
-      if (text.empty() || text[0] == '#') continue;
-      absl::ConsumePrefix(&text, "--");
+      line = absl::StripAsciiWhitespace(line);
+      if (line.empty() || line[0] == '#') continue;
+      absl::ConsumePrefix(&line, "--");
       std::pair<absl::string_view, absl::string_view> kv =
-          absl::StrSplit(text, absl::MaxSplits('=', 1));
+          absl::StrSplit(line, absl::MaxSplits('=', 1));
       absl::Status status = Apply(kv.first, kv.second);
       if (!status.ok()) {
         return absl::Status(status.code(),

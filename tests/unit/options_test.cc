@@ -14,6 +14,7 @@
 #include <future>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "switch/eal_args.h"
 
 namespace hvswitch {
@@ -91,6 +92,46 @@ TEST(OptionsTest, ConfigTextReadsBackAsTheSameOptions) {
   EXPECT_EQ(back->tx_flush_us, 50u);
   EXPECT_FALSE(back->uses_default_ports);
   std::remove(path.c_str());
+}
+
+TEST(OptionsTest, ConfigTextParsesAsTheFileWould) {
+  absl::StatusOr<DaemonOptions> o =
+      ParseConfigText("# saved\n--port=a,type=memif,path=/a\n\nlcores=2\n", "saved.conf");
+  ASSERT_TRUE(o.ok()) << o.status();
+  ASSERT_EQ(o->ports.size(), 1u);
+  EXPECT_THAT(o->worker_cpus, ElementsAre(2u));
+  EXPECT_EQ(o->ctl_socket, "/run/hvswitch/hvswitch.ctl");
+  EXPECT_THAT(ParseConfigText("port=a,type=memif,path=/a\nbogus=1\n", "saved.conf")
+                  .status().message(),
+              HasSubstr("saved.conf:2: unknown option --bogus"));
+}
+
+// A value that a config file cannot hold as it is (found by tests/fuzz/options_fuzz.cc):
+// `config save` would write something else, or an option of the value's own.
+TEST(OptionsTest, ValuesAreOneLineWithoutControlCharactersOrEdgeSpaces) {
+  for (const char* bad :
+       {"--port=a,type=memif,path=/a\nctl_group=users", "--ctl_group=kvm\t",
+        "--save_config=/x\r", "--runtime_dir= /run/x", "--ctl_group=kvm ",
+        "--eal=--no-huge\n--vdev=net_tap0", "--metrics_address=127.0.0.1:1\x7f",
+        "--runtime_dir=/run/a,id=4"}) {  // the default ports' paths would end at the comma
+    absl::StatusOr<DaemonOptions> o = Parse({bad});
+    EXPECT_FALSE(o.ok()) << bad << " gives " << ConfigText(*o);
+  }
+  EXPECT_FALSE(ParseConfigText("ctl_group=a\x01b\n", "c").ok());
+  absl::StatusOr<DaemonOptions> o = Parse({"--eal= --no-huge -m 512 "});
+  ASSERT_TRUE(o.ok()) << o.status();  // split at spaces: nothing to lose
+  EXPECT_THAT(o->eal_args, ElementsAre("--no-huge", "-m", "512"));
+}
+
+// `port` alone on a line crashed the daemon at start (found by options_fuzz).
+TEST(OptionsTest, ConfigLineWithoutValueIsAnError) {
+  for (const char* key : {"port", "lcores", "fdb_static", "eal", "config"}) {
+    absl::StatusOr<DaemonOptions> o = ParseConfigText(absl::StrCat(key, "\n"), "c.conf");
+    ASSERT_FALSE(o.ok()) << key;
+    EXPECT_THAT(o.status().message(), HasSubstr(absl::StrCat("c.conf:1: --", key,
+                                                             " needs a value")));
+  }
+  EXPECT_TRUE(ParseConfigText("help\n", "c.conf").ok());
 }
 
 TEST(OptionsTest, PortNoneStartsWithoutPortsAndSavesSo) {

@@ -1,23 +1,56 @@
 #!/usr/bin/env bash
-# Fuzzes the offload path (tests/fuzz/offload_fuzz.cc) with libFuzzer under
-# AddressSanitizer: a clang build in build-fuzz/, seeds from tests/fuzz/make_seeds.py, the
-# corpus kept in build-fuzz/corpus between runs.
-#   deploy/fuzz.sh [RUNS] [extra libFuzzer flags]   (RUNS: inputs to try, default 1000000)
-# CI runs a bounded number through `meson test` (suite fuzz); a long run by hand:
-#   deploy/fuzz.sh 10000000 -jobs=2 -workers=2
+# Fuzzes one libFuzzer target (tests/fuzz/TARGET_fuzz.cc) under AddressSanitizer and
+# UndefinedBehaviorSanitizer: a clang build in build-fuzz/, seeds from
+# tests/fuzz/make_seeds.py, the corpus kept in build-fuzz/corpus-TARGET between runs,
+# crashing inputs written to build-fuzz/TARGET-crash-*.
+#   deploy/fuzz.sh [TARGET] [RUNS] [extra libFuzzer flags]
+#     TARGET: offload (default): frames, mbuf splits and offload metadata through the
+#               egress offload path
+#             options: the --port / command line / config file grammar and its round trip
+#             forwarder: Forwarder::HandleBurst over ring ports with fuzzed port set-ups
+#             control: hvswitchctl requests (any bytes, root or --ctl_group member)
+#               against a stub bridge
+#     RUNS: inputs to try (default 1000000)
+#   deploy/fuzz.sh 300000                 the offload target, 300,000 inputs
+# CI runs each target for a bounded count through `meson test` (suite fuzz); a long run by
+# hand: deploy/fuzz.sh forwarder 10000000
 set -euo pipefail
 cd "$(dirname "$0")/.."
+target=offload
+if [ $# -gt 0 ] && ! [[ $1 =~ ^[0-9]+$ ]]; then
+  target=$1
+  shift
+fi
 runs=${1:-1000000}
 shift || true
+# What each target's inputs may be: the longest, and a dictionary of its tokens.
+# Leak checking only where no EAL runs (see below).
+flags=()
+leaks=0
+case "$target" in
+  offload) flags+=(-max_len=65543) ;;
+  options) flags+=(-max_len=4096 -dict=tests/fuzz/options.dict); leaks=1 ;;
+  forwarder) flags+=(-max_len=4096) ;;
+  control) flags+=(-max_len=4096); leaks=1 ;;
+  *) echo "fuzz.sh: unknown target '$target' (offload, options, forwarder, control)" >&2
+     exit 2 ;;
+esac
 if [ ! -f build-fuzz/build.ninja ]; then
-  CC=clang CXX=clang++ meson setup build-fuzz -Dfuzz=true -Db_sanitize=address \
+  CC=clang CXX=clang++ meson setup build-fuzz -Dfuzz=true -Db_sanitize=address,undefined \
     -Db_lundef=false --buildtype=debugoptimized >/dev/null
+elif ! grep -q 'fsanitize=address,undefined' build-fuzz/build.ninja; then
+  meson configure build-fuzz -Db_sanitize=address,undefined  # a build-fuzz/ from before UBSan
 fi
-ninja -C build-fuzz tests/offload_fuzz >/dev/null
-mkdir -p build-fuzz/corpus build-fuzz/seeds
-python3 tests/fuzz/make_seeds.py build-fuzz/seeds
-# ASan's leak checker would see the EAL's memory, held until exit, as leaks; mbuf leaks
-# are caught by the target itself (the pool's in-use count).
-ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
-  build-fuzz/tests/offload_fuzz -runs="$runs" -max_len=65543 -print_final_stats=1 \
-  -artifact_prefix=build-fuzz/ "$@" build-fuzz/corpus build-fuzz/seeds
+ninja -C build-fuzz "tests/${target}_fuzz" >/dev/null
+corpus=build-fuzz/corpus-$target
+seeds=build-fuzz/seeds-$target
+mkdir -p "$corpus" "$seeds"
+python3 tests/fuzz/make_seeds.py "$target" "$seeds"
+# ASan's leak checker would see the EAL's memory, held until exit, as leaks (the options
+# and control targets run no EAL and are checked); mbuf leaks are caught by the targets
+# themselves (the
+# pools' in-use counts). UBSan stops at its first report, so that libFuzzer keeps the input.
+ASAN_OPTIONS=detect_leaks=$leaks:abort_on_error=1 \
+UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1 \
+  "build-fuzz/tests/${target}_fuzz" -runs="$runs" "${flags[@]}" -print_final_stats=1 \
+  -artifact_prefix="build-fuzz/${target}-" "$@" "$corpus" "$seeds"

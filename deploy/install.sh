@@ -15,7 +15,10 @@ packages=(g++ meson ninja-build pkg-config python3 curl iproute2 procps coreutil
           librte-mempool-ring23 librte-net-vhost23 librte-net-memif23 librte-net-virtio23
           librte-net-ring23 librte-net-tap23 librte-net-af-packet23 librte-net-null23
           librte-net-pcap23
-          clang libclang-rt-14-dev  # the libFuzzer target (deploy/fuzz.sh)
+          # the libFuzzer targets (deploy/fuzz.sh) and the sanitizer builds
+          # (deploy/sanitize.sh: clang's ASan/UBSan/TSan runtimes; llvm-symbolizer for
+          # readable stacks in their reports)
+          clang libclang-rt-14-dev llvm-14
           # real guests (tests/e2e/test_qemu_guests.py; the kernel is unpacked from
           # Debian's linux-image package by tests/qemu/build_guest.sh, not installed)
           qemu-system-x86 busybox-static iperf3 ethtool cpio iputils-ping

@@ -1,11 +1,16 @@
 #include "switch/options.h"
 
-#include <fstream>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <optional>
-#include <sstream>
 
 #include "absl/strings/string_view.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/ascii.h"
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -51,12 +56,79 @@ absl::StatusOr<StaticMacSpec> ParseStaticMac(absl::string_view text) {
   return StaticMacSpec{fields[0], *key};
 }
 
+// Far above any real configuration (100,000 static MACs take 4 MiB); stops a file that
+// never ends (/proc, /sys) from being read forever.
+constexpr size_t kMaxConfigBytes = 16 << 20;
+
+// The whole text of a config file, or why it cannot be had: a missing or unreadable file,
+// a directory, a FIFO, a device, a failed read. Only a regular file is read, so that a
+// mistake never starts the default ports as if the file were empty; O_NONBLOCK keeps
+// open() from waiting for a FIFO's writer (a regular file ignores it).
+absl::StatusOr<std::string> ReadConfigFile(const std::string& path) {
+  auto error = [&](absl::string_view why) {
+    return absl::InvalidArgumentError(absl::StrCat("cannot read config file ", path, ": ", why));
+  };
+  const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return error(std::strerror(errno));
+  std::string text;
+  absl::Status status;
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    status = error(std::strerror(errno));
+  } else if (!S_ISREG(st.st_mode)) {
+    status = error("not a regular file");
+  } else {
+    char chunk[65536];
+    for (;;) {
+      const ssize_t n = read(fd, chunk, sizeof(chunk));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        status = error(std::strerror(errno));
+        break;
+      }
+      if (n == 0) break;
+      if (text.size() + static_cast<size_t>(n) > kMaxConfigBytes) {
+        status = error(absl::StrCat("larger than ", kMaxConfigBytes >> 20, " MiB"));
+        break;
+      }
+      text.append(chunk, static_cast<size_t>(n));
+    }
+  }
+  close(fd);
+  if (!status.ok()) return status;
+  return text;
+}
+
+absl::Status Validate(const DaemonOptions& options);
+
+// Every value must survive a config file (`config save`, then a restart): one line, no
+// control character, and no space at either end (a file's lines are trimmed) except in
+// --eal, which is split at spaces anyway. A value that breaks this would come back as
+// something else, or smuggle an option of its own into the saved file.
+absl::Status OneLineValue(absl::string_view key, absl::string_view value) {
+  for (char c : value) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", key, ": control character in the value"));
+    }
+  }
+  if (key != "eal" && !value.empty() &&
+      (absl::ascii_isspace(static_cast<unsigned char>(value.front())) ||
+       absl::ascii_isspace(static_cast<unsigned char>(value.back())))) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", key, ": space at the start or end of the value"));
+  }
+  return absl::OkStatus();
+}
+
 struct Parser {
   DaemonOptions options;
   int config_depth = 0;
   bool no_ports = false;  // --port=none
 
   absl::Status Apply(absl::string_view key, absl::string_view value) {
+    absl::Status status = OneLineValue(key, value);
+    if (!status.ok()) return status;
     if (key == "port" && value == "none") {
       no_ports = true;
     } else if (key == "port") {
@@ -89,6 +161,10 @@ struct Parser {
       options.save_config = std::string(value);
     } else if (key == "runtime_dir") {
       if (value.empty()) return absl::InvalidArgumentError("--runtime_dir is empty");
+      // The default ports' sockets live there, and a port spec ends a path at a comma.
+      if (value.find(',') != absl::string_view::npos) {
+        return absl::InvalidArgumentError("--runtime_dir must not contain a comma");
+      }
       options.runtime_dir = std::string(value);
     } else if (key == "fdb_capacity") {
       if (!absl::SimpleAtoi(value, &options.fdb_capacity) || options.fdb_capacity < 16 ||
@@ -125,25 +201,55 @@ struct Parser {
 
   absl::Status ReadConfig(absl::string_view path) {
     if (++config_depth > 4) return absl::InvalidArgumentError("--config nested too deeply");
-    std::ifstream in{std::string(path)};
-    if (!in) return absl::NotFoundError(absl::StrCat("cannot read config file ", path));
-    std::string line;
+    absl::StatusOr<std::string> text = ReadConfigFile(std::string(path));
+    if (!text.ok()) return text.status();
+    absl::Status status = ApplyConfigText(*text, path);
+    --config_depth;
+    return status;
+  }
+
+  // The lines of a config file; `origin` (its path) prefixes errors with the line number.
+  absl::Status ApplyConfigText(absl::string_view text, absl::string_view origin) {
     int number = 0;
-    while (std::getline(in, line)) {
+    for (absl::string_view line : absl::StrSplit(text, '\n')) {
       ++number;
-      absl::string_view text = absl::StripAsciiWhitespace(line);
-      if (text.empty() || text[0] == '#') continue;
-      absl::ConsumePrefix(&text, "--");
+      line = absl::StripAsciiWhitespace(line);
+      if (line.empty() || line[0] == '#') continue;
+      absl::ConsumePrefix(&line, "--");
       std::pair<absl::string_view, absl::string_view> kv =
-          absl::StrSplit(text, absl::MaxSplits('=', 1));
-      absl::Status status = Apply(kv.first, kv.second);
+          absl::StrSplit(line, absl::MaxSplits('=', 1));
+      // As on the command line, every option but help takes a value (`port` alone once
+      // reached ParsePortSpec as a null view and crashed it).
+      absl::Status status =
+          line.find('=') == absl::string_view::npos && kv.first != "help"
+              ? absl::InvalidArgumentError(absl::StrCat("--", kv.first, " needs a value"))
+              : Apply(kv.first, kv.second);
       if (!status.ok()) {
         return absl::Status(status.code(),
-                            absl::StrCat(path, ":", number, ": ", status.message()));
+                            absl::StrCat(origin, ":", number, ": ", status.message()));
       }
     }
-    --config_depth;
     return absl::OkStatus();
+  }
+
+  // Defaults that depend on other options, then the checks across options.
+  absl::StatusOr<DaemonOptions> Finish() {
+    if (options.ctl_socket.empty()) {
+      options.ctl_socket = absl::StrCat(options.runtime_dir, "/hvswitch.ctl");
+    } else if (options.ctl_socket == "none") {
+      options.ctl_socket.clear();
+    }
+    if (no_ports && !options.ports.empty()) {
+      return absl::InvalidArgumentError(
+          "--port=none and other --port options exclude each other");
+    }
+    if (options.ports.empty() && !no_ports) {
+      options.ports = DefaultPorts(options.runtime_dir);
+      options.uses_default_ports = true;
+    }
+    absl::Status status = Validate(options);
+    if (!status.ok()) return status;
+    return std::move(options);
   }
 };
 
@@ -208,22 +314,14 @@ absl::StatusOr<DaemonOptions> ParseDaemonOptions(const std::vector<std::string>&
     absl::Status status = parser.Apply(kv.first, value);
     if (!status.ok()) return status;
   }
-  DaemonOptions& options = parser.options;
-  if (options.ctl_socket.empty()) {
-    options.ctl_socket = absl::StrCat(options.runtime_dir, "/hvswitch.ctl");
-  } else if (options.ctl_socket == "none") {
-    options.ctl_socket.clear();
-  }
-  if (parser.no_ports && !options.ports.empty()) {
-    return absl::InvalidArgumentError("--port=none and other --port options exclude each other");
-  }
-  if (options.ports.empty() && !parser.no_ports) {
-    options.ports = DefaultPorts(options.runtime_dir);
-    options.uses_default_ports = true;
-  }
-  absl::Status status = Validate(options);
+  return parser.Finish();
+}
+
+absl::StatusOr<DaemonOptions> ParseConfigText(absl::string_view text, absl::string_view origin) {
+  Parser parser;
+  absl::Status status = parser.ApplyConfigText(text, origin);
   if (!status.ok()) return status;
-  return std::move(options);
+  return parser.Finish();
 }
 
 std::vector<PortSpec> DefaultPorts(absl::string_view runtime_dir) {

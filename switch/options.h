@@ -52,6 +52,10 @@ struct DaemonOptions {
 // the same options from FILE, one per line (leading `--` optional, `#` starts a comment).
 absl::StatusOr<DaemonOptions> ParseDaemonOptions(const std::vector<std::string>& args);
 
+// Parses the text of a config file as `--config=FILE` would read it from FILE (`origin`
+// names it in errors): what hvswitchctl config save wrote, or a fuzzer's input.
+absl::StatusOr<DaemonOptions> ParseConfigText(absl::string_view text, absl::string_view origin);
+
 // Parses `1`, `1,3` or `1-3` into CPU numbers.
 absl::StatusOr<std::vector<unsigned>> ParseCpuList(absl::string_view text);
 

@@ -25,7 +25,19 @@ class WorkerQuiescence {
   void Quiescent(uint32_t id) { rte_rcu_qsbr_quiescent(qsbr_, id); }
   void Offline(uint32_t id) { rte_rcu_qsbr_thread_offline(qsbr_, id); }
 
-  void Synchronize() { rte_rcu_qsbr_synchronize(qsbr_, RTE_QSBR_THRID_INVALID); }
+  // Two grace periods. A worker loads the port table just before it reports (it must
+  // flush what it queued for the old table's ports first), so a report can acknowledge a
+  // publication whose table the worker has not seen yet: it then uses the old table for
+  // one more round. Only its next report proves it let go (found by ThreadSanitizer in
+  // the port-churn test: the old table freed while a worker still read it).
+  // rte_rcu_qsbr_start/check are the header's inline functions that
+  // rte_rcu_qsbr_synchronize() calls in the library: inline, ThreadSanitizer sees the
+  // acquire of each worker's report (DPDK itself is not instrumented).
+  void Synchronize() {
+    for (int period = 0; period < 2; ++period) {
+      rte_rcu_qsbr_check(qsbr_, rte_rcu_qsbr_start(qsbr_), true);
+    }
+  }
 
   rte_rcu_qsbr* qsbr() { return qsbr_; }
 

@@ -57,7 +57,8 @@ std::string RuntimeDir() {
 }  // namespace
 
 // Input: requests separated by '\n'. Each request's first byte picks the caller (bit 0:
-// a group member), whether a descriptor goes along (bit 1); the rest is the line.
+// a group member), whether a descriptor goes along (bit 1); the rest is the line, where
+// "RUN/" stands for the runtime directory.
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   hvswitch::DaemonOptions options;
   options.runtime_dir = RuntimeDir();
@@ -80,7 +81,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     start = end + 1;
     if (request.empty()) continue;
     const uint8_t how = static_cast<uint8_t>(request[0]);
-    const std::string line = request.substr(1);
+    // "RUN/" stands for the runtime directory (the seeds cannot know its name).
+    std::string line = request.substr(1);
+    for (size_t at; (at = line.find("RUN/")) != std::string::npos;) {
+      line.replace(at, 3, options.runtime_dir);
+    }
     const std::vector<std::string> words = absl::StrSplit(line, ' ', absl::SkipWhitespace());
     if (!(how & 1) && words.size() >= 3 && words[0] == "config" && words[1] == "save") {
       continue;  // root may write any file: not here

@@ -1,5 +1,10 @@
-"""Seed inputs for offload_fuzz: well-formed frames of every kind with each offload request,
-so the fuzzer starts from the paths that matter (8 bytes of metadata, then the frame)."""
+"""Seed inputs for the fuzz targets (deploy/fuzz.sh), so that each starts from the paths
+that matter:  make_seeds.py TARGET DIR
+  offload: well-formed frames of every kind with each offload request (8 bytes of
+           metadata, then the frame);
+  options: port specs, command lines and config files of the README and the tests;
+  forwarder: port set-ups (VLANs, MTUs, limits, port security, offloads) with bursts of
+           unicast, broadcast, tagged and offload frames (layout: tests/fuzz/forwarder_fuzz.cc)."""
 import os
 import struct
 import sys
@@ -22,7 +27,7 @@ def frame(ipv6, tcp, tagged, payload):
     return eth + struct.pack("!H", ethertype) + l3 + body
 
 
-def main(out):
+def offload_seeds(out):
     n = 0
     for ipv6 in (False, True):
         for tcp in (False, True):
@@ -35,5 +40,109 @@ def main(out):
                     n += 1
 
 
+PORTS = [
+    "vm1,type=vhost-user,path=/run/hvswitch/vm1.sock",
+    "vm2,type=vhost-user,path=/var/lib/qemu/vm2.sock,client=1,queues=4",
+    "mem1,type=memif,path=/run/hvswitch/memif.sock,id=7",
+    "m2,type=memif,path=/run/m2.sock,client=1,zero_copy=1,quota=4096",
+    "uplink,type=dpdk,queues=2,devargs=net_tap0,iface=hvs0",
+    "t,type=memif,path=/t,trunk=10,20-22,native=5,lock=1,mtu=9000",
+    "a,type=vhost-user,path=/a,vlan=10,learn_limit=16,mac=02:00:00:00:00:01,02:00:00:00:00:02",
+]
+ARGS = [
+    ["--port=" + PORTS[0], "--port", PORTS[2], "--lcores=1-2", "--metrics_address=none",
+     "--eal=--no-huge -m 1024"],
+    ["--port=none", "--ctl_socket=none", "--fdb_static=vm1,02:00:00:00:00:01,vlan=7"],
+    ["--port=" + PORTS[5], "--port=" + PORTS[6], "--fdb_capacity=1024", "--fdb_aging=0",
+     "--burst=64", "--rx_descriptors=512", "--tx_descriptors=2048", "--mbufs=9000",
+     "--tx_flush_us=50", "--runtime_dir=/tmp/r", "--ctl_group=kvm",
+     "--save_config=/var/lib/h.conf"],
+    ["--help"],
+]
+
+
+def options_seeds(out):
+    seeds = [b"\0" + p.encode() for p in PORTS]
+    seeds += [b"\1" + b"\0".join(a.encode() for a in args) for args in ARGS]
+    conf = os.path.join(os.path.dirname(__file__), "..", "..", "deploy", "systemd",
+                        "hvswitch.conf")
+    with open(conf, "rb") as f:
+        seeds.append(b"\2" + f.read())
+    seeds.append(b"\2# saved\n" + b"".join(b"port=" + p.encode() + b"\n" for p in PORTS) +
+                 b"fdb_static=vm1,02:00:00:00:00:09,vlan=3\nlcores=1,3\n"
+                 b"metrics_address=127.0.0.1:9999\nruntime_dir=/run/x\n")
+    for n, seed in enumerate(seeds):
+        with open(os.path.join(out, f"seed{n:03d}"), "wb") as f:
+            f.write(seed)
+
+
+def forwarder_port(mode=0, trunk=0, mtu=3, flags=1, limits=0, capture=0):
+    return bytes([mode, trunk, mtu, flags, limits, capture])
+
+
+def forwarder_frame(flags=1, dst=0, src=1, vlans=0, piece=0, payload=b"\x08\x00" + bytes(46),
+                    segsz=0):
+    return struct.pack("<BBBBHH", flags, dst | (src << 4), vlans, piece, len(payload),
+                       segsz) + payload
+
+
+def forwarder_seeds(out):
+    plain = [forwarder_port() for _ in range(3)]
+    unicast = b"".join(forwarder_frame(dst=d, src=s) for s, d in ((0, 1), (1, 0), (2, 0)))
+    bcast = forwarder_frame(dst=10, src=0)
+    seeds = [
+        # three plain ports: learning, then unicast and a broadcast
+        bytes([1, 0]) + b"".join(plain) + bytes([0, 3, 0]) + unicast + bytes([1, 2, 0]) +
+        bcast + forwarder_frame(dst=0, src=1),
+        # access 10 (index 2), trunk {10,20} with native 1, plain; tagged and untagged
+        bytes([1, 0]) + forwarder_port(mode=1 | (2 << 2)) +
+        forwarder_port(mode=3, trunk=0b1100) + forwarder_port() +
+        bytes([1, 3, 0]) + forwarder_frame(flags=3, vlans=3) + forwarder_frame(flags=1) +
+        forwarder_frame(flags=7, vlans=3 | (4 << 4)) + bytes([0, 1, 0]) + bcast,
+        # MTUs 68 and 9000, a jumbo frame in chains of 500 bytes, a static MAC
+        bytes([1, 1, 1, 1]) + forwarder_port(mtu=0) + forwarder_port(mtu=6) +
+        forwarder_port() + bytes([2, 2, 0]) +
+        forwarder_frame(dst=1, piece=250, payload=bytes(9000)) + bcast,
+        # port security: mac= on port 0, lock=1 on port 1, learn limit 1 on port 2; links
+        bytes([1, 0]) + forwarder_port(flags=1 | 128, limits=0b11000) +
+        forwarder_port(flags=1 | 64) + forwarder_port(limits=1) +
+        bytes([1, 4, 0]) + b"".join(forwarder_frame(dst=0, src=s) for s in (3, 4, 5, 6)) +
+        bytes([0, 2, 0x11]) + b"".join(forwarder_frame(dst=1, src=s) for s in (0, 5)) +
+        bytes([2, 3, 0x22]) + b"".join(forwarder_frame(dst=0, src=s) for s in (2, 3, 4)),
+        # guest offloads: partial checksums and super-frames to ports with and without
+        bytes([0x80 | 1, 0]) + forwarder_port(flags=1 | 2) + forwarder_port(flags=1 | 4 | 8) +
+        forwarder_port(capture=3) + bytes([0, 2, 0]) +
+        forwarder_frame(flags=1 | 16, payload=frame(False, True, False, 200)[12:]) +
+        forwarder_frame(flags=1 | 16 | 32, dst=10, segsz=1448,
+                        payload=frame(False, True, False, 20000)[12:]),
+    ]
+    for n, seed in enumerate(seeds):
+        with open(os.path.join(out, f"seed{n:03d}"), "wb") as f:
+            f.write(seed)
+
+
+# control_fuzz: requests one per line, each behind a byte that picks the caller (bit 0: a
+# --ctl_group member) and whether a descriptor goes along (bit 1).
+CONTROL = [
+    b"\0port list", b"\0port show odd", b"\0stats", b"\0stats odd", b"\0pmd",
+    b"\1port add x vhost-user path=RUN/x.sock vlan=7",
+    b"\1port add y,type=memif,path=RUN/y.sock,client=1,quota=512",
+    b"\1port add p,type=dpdk,devargs=net_pcap0,tx_pcap=/tmp/p", b"\0port del x",
+    b"\1port del odd", b"\0fdb show --port odd --vlan 0", b"\1fdb flush --port odd",
+    b"\0fdb add odd 02:00:00:00:00:01 --vlan 5", b"\1fdb del 02:00:00:00:00:01 --vlan 5",
+    b"\2capture start odd 10 rx 5", b"\0capture status", b"\1capture stop",
+    b"\0config show", b"\1config save", b"\1config save /tmp/x.conf",
+]
+
+
+def control_seeds(out):
+    for n, line in enumerate(CONTROL):
+        with open(os.path.join(out, f"seed{n:03d}"), "wb") as f:
+            f.write(line + b"\n")
+    with open(os.path.join(out, "all"), "wb") as f:
+        f.write(b"\n".join(CONTROL) + b"\n")
+
+
 if __name__ == "__main__":
-    main(sys.argv[1])
+    {"offload": offload_seeds, "options": options_seeds, "forwarder": forwarder_seeds,
+     "control": control_seeds}[sys.argv[1]](sys.argv[2])

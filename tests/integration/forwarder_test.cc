@@ -396,7 +396,9 @@ TEST_F(ForwarderTest, FlushIntervalHoldsFramesForAFullerBurst) {
 // all of them found again.
 TEST_F(ForwarderTest, OneMillionSourceMacsAreLearned) {
   constexpr uint32_t kMacs = 1'000'000;
-  fdb_ = *Fdb::Create(name_ + "fdb1m", kMacs + 1);  // the guests' MACs and a static one
+  // The guest's MACs, a static one, and the other port slots' reserves.
+  fdb_ = *Fdb::Create(name_ + "fdb1m", kMacs + 1 + (kMaxPorts - 1) * 256);
+  ASSERT_EQ(fdb_->reserve(), 256u);
   datapath_.fdb = fdb_.get();
   ASSERT_TRUE(fdb_->AddStatic(kB, 1).ok());
   auto mac = [](uint32_t i) { return (uint64_t{i} << 16) | 0x0200; };  // unicast, distinct
@@ -454,6 +456,45 @@ TEST_F(ForwarderTest, LearnLimitFloodDoesNotDisturbOtherPorts) {
   EXPECT_EQ(counters_.ports[3].tx_packets.Read(), kSpray + 2);  // all sprayed + 2 broadcasts
   EXPECT_EQ(counters_.ports[1].tx_packets.Read(), a_to_b + 2);  // + the two broadcasts
   EXPECT_EQ(counters_.ports[0].tx_packets.Read(), b_to_a + 2);
+}
+
+// The full-table leak: one port sprays 100,000 random source MACs at default
+// settings (a 65,536-entry table). Two other ports must still learn their MACs, and their
+// unicast must never be flooded to the sprayer.
+TEST_F(ForwarderTest, FullTableStillLearnsOtherPortsAndNeverLeaksTheirUnicast) {
+  // Port 2 is a wire port (no learn limit by default).
+  std::mt19937_64 rng(12);
+  constexpr uint32_t kSpray = 100'000;
+  for (uint32_t i = 0; i < kSpray; i += kMaxBurst) {
+    std::vector<rte_mbuf*> spray;
+    for (uint32_t j = 0; j < kMaxBurst && i + j < kSpray; ++j) {
+      const uint64_t mac = (rng() & 0xfefffffffffe) | 0x020000000000;  // unicast, local
+      spray.push_back(MakeFrame(pool_, {mac, kC}));
+    }
+    forwarder_->HandleBurst(2, spray.data(), static_cast<uint16_t>(spray.size()));
+    ApplyLearning(0);
+    for (uint16_t p = 0; p < kPorts; ++p) {
+      for (rte_mbuf* m : ports_[p]->TakeSent()) rte_pktmbuf_free(m);
+    }
+  }
+  // Two guests arrive and talk: they learn, and nothing of theirs reaches the sprayer.
+  Send(0, {kA, kBcast});
+  Send(1, {kB, kBcast});
+  uint64_t leaked = 0;
+  for (int i = 0; i < 100; ++i) {
+    for (const auto& copies : RunBurst(0, {{kA, kB}})) {
+      EXPECT_EQ(copies, Untagged({1}));
+      for (const model::Copy& c : copies) leaked += c.port == 2;
+    }
+    for (const auto& copies : RunBurst(1, {{kB, kA}})) {
+      EXPECT_EQ(copies, Untagged({0}));
+      for (const model::Copy& c : copies) leaked += c.port == 2;
+    }
+  }
+  EXPECT_EQ(leaked, 0u) << "of 200 unicast frames";
+  EXPECT_EQ(fdb_->learned(0), 1u);
+  EXPECT_EQ(fdb_->learned(1), 1u);
+  EXPECT_LE(fdb_->size(), fdb_->capacity());
 }
 
 std::string Explain(const model::BridgeModel& model, const TestFrame& f, uint16_t in) {

@@ -268,9 +268,10 @@ PeerOffloads Port::Offloads() const {
   return offloads;
 }
 
-uint64_t Port::RxNoMbuf() const {
+DeviceRxDrops Port::RxDrops() const {
   rte_eth_stats stats{};
-  return rte_eth_stats_get(eth_port_, &stats) == 0 ? stats.rx_nombuf : 0;
+  if (rte_eth_stats_get(eth_port_, &stats) != 0) return {};
+  return {stats.rx_nombuf, stats.imissed, stats.ierrors};
 }
 
 }  // namespace hvswitch

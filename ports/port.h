@@ -92,7 +92,8 @@ class Port {
   // nothing. Asked again as guests come and go.
   PeerOffloads Offloads() const;
   DeviceRxDrops RxDrops() const;
-  // The device's per-queue statistics (none while a vhost-user guest is not connected).
+  // The device's per-queue statistics (none while a vhost-user guest is not connected: the
+  // vhost library has none then, and says so in the log on every call).
   std::vector<QueueStat> QueueStats() const;
 
  private:

@@ -490,6 +490,17 @@ void Forwarder::FlushAll() {
   ForEachBit(pending_, [&](uint16_t p) { FlushPort(p); });
 }
 
+void Forwarder::DropPending(uint64_t ports) {
+  ForEachBit(ports, [&](uint16_t p) {
+    TxBuffer& buffer = tx_[p];
+    rte_pktmbuf_free_bulk(buffer.pkts, buffer.n);
+    counters_.ports[p].Drop(TxDrop::kLinkDown, buffer.n);
+    buffer.n = 0;
+    buffer.bytes = 0;
+  });
+  pending_ &= ~ports;
+}
+
 void Forwarder::FlushPort(uint16_t port) {
   TxBuffer& buffer = tx_[port];
   PortCounters& out = counters_.ports[port];

@@ -33,8 +33,13 @@ class Forwarder {
         options_(options), counters_(counters), learn_(learn) {}
 
   // The port table to forward with from now on. Frames still waiting for a flush were
-  // meant for the ports of the previous table: the worker flushes them first (FlushAll).
-  void Use(const PortTable* table) { table_ = table; }
+  // meant for the ports of the previous table: the worker flushes them first (FlushAll)
+  // while that table is safe to use. What still waits when the table changed after that
+  // look (a port of it may be gone, or its slot taken) is dropped, counted as link_down.
+  void Use(const PortTable* table) {
+    if (table != table_ && pending_ != 0) DropPending(pending_);
+    table_ = table;
+  }
 
   // Takes ownership of n <= kMaxBurst mbufs received on bridge port `in_port`.
   void HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n);
@@ -93,6 +98,8 @@ class Forwarder {
   // Sends `targets` the same frame as one mbuf whose reference count covers them all.
   void Share(uint64_t targets, rte_mbuf* m);
   void FlushPort(uint16_t port);
+  // Frees what waits for `ports`, counted as link_down.
+  void DropPending(uint64_t ports);
   // Copies frames of a captured port into the capture ring (rx: as received; tx: the
   // first `sent` of `copies`, the rest freed).
   void CaptureReceived(uint16_t port, rte_mbuf* const* pkts, uint16_t n);

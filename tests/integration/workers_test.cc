@@ -261,5 +261,117 @@ TEST(WorkersTest, TwoWorkersRaceForALockedPortAndOneSourceWins) {
   rte_mempool_free(pool);
 }
 
+// The control thread replaces the port table again and again while two workers forward;
+// once Synchronize returns, no worker may use the table it replaced. Each replaced table
+// is made a trap at once: a port slot that is empty in every published table appears in
+// it, up and in the frames' VLAN, so that a worker still forwarding with it floods to the
+// trap port. (A worker that reported its quiescent state while holding the table it had
+// read before did exactly that, and crashed the daemon in port add/del under traffic when
+// the old table was freed.) Three threads share two CPUs here: a worker preempted between
+// reading the table and reporting quiescence is what opens the window.
+TEST(WorkersTest, NoWorkerUsesATableAfterItsGracePeriod) {
+  std::vector<unsigned> lcores;
+  for (unsigned lcore = rte_get_next_lcore(-1, 1, 0); lcore < RTE_MAX_LCORE;
+       lcore = rte_get_next_lcore(lcore, 1, 0)) {
+    lcores.push_back(lcore);
+  }
+  ASSERT_GE(lcores.size(), kWorkers) << "the test EAL needs three lcores";
+  rte_mempool* pool = rte_pktmbuf_pool_create("grace_pool", 8191, 256, 0,
+                                              RTE_MBUF_DEFAULT_BUF_SIZE, 0);
+  ASSERT_NE(pool, nullptr);
+  std::unique_ptr<Fdb> fdb = *Fdb::Create("grace_fdb", 1024);
+  constexpr uint16_t kTrap = 1;  // the slot no published table has
+  std::unique_ptr<RingPort> in = RingPort::Create("grace_in", kWorkers, kWorkers, 4096, pool);
+  std::unique_ptr<RingPort> trap = RingPort::Create("grace_trap", 1, kWorkers, 4096, pool);
+  ASSERT_NE(in, nullptr);
+  ASSERT_NE(trap, nullptr);
+  PortTable good;
+  good.Configure(std::vector<PortSpec>(1));  // slot 0: `in`, plain, polled by both workers
+  good.ports[0].eth_port = in->eth_port();
+  good.ports[0].nb_txq = kWorkers;
+  for (uint16_t w = 0; w < kWorkers; ++w) good.rx[w] = {{0, in->eth_port(), w}};
+  constexpr int kTables = 4;
+  std::array<std::unique_ptr<PortTable>, kTables> tables;
+  for (auto& t : tables) t = std::make_unique<PortTable>(good);
+  auto make_trap = [&](PortTable& t) {
+    t.ports[kTrap].eth_port = trap->eth_port();
+    t.ports[kTrap].nb_txq = kWorkers;
+    t.vlans.members[0] |= uint64_t{1} << kTrap;
+    t.present |= uint64_t{1} << kTrap;
+  };
+  auto make_good = [&](PortTable& t) {
+    t.present &= ~(uint64_t{1} << kTrap);
+    t.vlans.members[0] &= ~(uint64_t{1} << kTrap);
+    t.ports[kTrap] = {};
+  };
+  Datapath datapath;
+  datapath.fdb = fdb.get();
+  datapath.table.store(tables[0].get());
+  datapath.up_mask.store(0b11);
+
+  std::unique_ptr<WorkerQuiescence> quiescence = *WorkerQuiescence::Create(kWorkers);
+  std::vector<std::unique_ptr<LearnQueue>> learn;
+  std::unique_ptr<WorkerCounters[]> counters(new WorkerCounters[kWorkers]);
+  std::vector<std::unique_ptr<Worker>> workers;
+  std::atomic<bool> stop{false};
+  for (uint16_t w = 0; w < kWorkers; ++w) {
+    learn.push_back(*LearnQueue::Create("grace_learn" + std::to_string(w), 1024));
+    ForwarderOptions options;
+    options.worker = w;
+    workers.push_back(std::make_unique<Worker>(options, datapath, *learn[w], counters[w],
+                                               *quiescence, 32, stop));
+  }
+  for (uint16_t w = 0; w < kWorkers; ++w) {
+    ASSERT_EQ(rte_eal_remote_launch(&Worker::Main, workers[w].get(), lcores[w]), 0);
+  }
+  rte_mbuf* frame = MakeFrame(pool, {kMac[0], kBcast});  // a broadcast: floods
+  uint64_t trapped = 0;
+  for (int i = 1; i <= 1000; ++i) {
+    // Traffic for the workers to forward while the table changes under them.
+    for (uint16_t q = 0; q < kWorkers; ++q) {
+      rte_mbuf* burst[32];
+      uint16_t n = 0;
+      for (; n < 32; ++n) {
+        burst[n] = rte_pktmbuf_copy(frame, pool, 0, UINT32_MAX);
+        if (burst[n] == nullptr) break;
+      }
+      const unsigned put = in->Inject(q, burst, n);
+      if (put < n) rte_pktmbuf_free_bulk(burst + put, n - put);
+    }
+    PortTable* next = tables[i % kTables].get();
+    PortTable* old = tables[(i - 1) % kTables].get();
+    make_good(*next);
+    datapath.table.store(next, std::memory_order_release);
+    quiescence->Synchronize();
+    make_trap(*old);  // from now on no worker may read it
+    for (rte_mbuf* m : trap->TakeSent()) {
+      ++trapped;
+      rte_pktmbuf_free(m);
+    }
+  }
+  stop.store(true);
+  for (uint16_t w = 0; w < kWorkers; ++w) rte_eal_wait_lcore(lcores[w]);
+  for (rte_mbuf* m : trap->TakeSent()) {
+    ++trapped;
+    rte_pktmbuf_free(m);
+  }
+  for (uint16_t w = 0; w < kWorkers; ++w) {
+    trapped += counters[w].ports[kTrap].tx_drops[static_cast<size_t>(TxDrop::kQueueFull)].Read();
+  }
+  EXPECT_EQ(trapped, 0u) << "frames forwarded with a table past its grace period";
+  uint64_t received = 0;
+  for (uint16_t w = 0; w < kWorkers; ++w) received += counters[w].ports[0].rx_packets.Read();
+  EXPECT_GT(received, 0u);
+
+  rte_pktmbuf_free(frame);
+  workers.clear();
+  in.reset();
+  trap.reset();
+  fdb.reset();
+  learn.clear();
+  EXPECT_EQ(rte_mempool_in_use_count(pool), 0u) << "mbufs leaked";
+  rte_mempool_free(pool);
+}
+
 }  // namespace
 }  // namespace hvswitch

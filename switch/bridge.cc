@@ -602,15 +602,8 @@ void Bridge::FollowLinks() {
         yes(csum), yes(tso4), yes(tso6));
   }
   datapath_.up_mask.store(mask, std::memory_order_relaxed);
-  for (size_t p = 0; p < ports_.size(); ++p) {
-    if (ports_[p] == nullptr || !ports_[p]->reconnects()) continue;
-    if ((mask >> p) & 1) {
-      // Connected: no handshake to protect any more, a peer that goes is retried at once.
-      reconnect_at_[p] = {};
-    } else {
-      Reconnect(static_cast<int>(p));
-    }
-  }
+  // A port that went down forgets its MACs (and its lock) at once; reconnecting memif
+  // clients, which may take a while, comes after.
   for (uint64_t changed = mask ^ old_mask; changed != 0; changed &= changed - 1) {
     size_t p = static_cast<size_t>(__builtin_ctzll(changed));
     bool up = (mask >> p) & 1;
@@ -627,6 +620,15 @@ void Bridge::FollowLinks() {
         up ? (guest ? "guest connected, link up" : "link up")
            : (guest ? "guest disconnected, link down, its MACs flushed"
                     : "link down, its MACs flushed"));
+  }
+  for (size_t p = 0; p < ports_.size(); ++p) {
+    if (ports_[p] == nullptr || !ports_[p]->reconnects()) continue;
+    if ((mask >> p) & 1) {
+      // Connected: no handshake to protect any more, a peer that goes is retried at once.
+      reconnect_at_[p] = {};
+    } else {
+      Reconnect(static_cast<int>(p));
+    }
   }
 }
 

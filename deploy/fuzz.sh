@@ -48,8 +48,7 @@ mkdir -p "$corpus" "$seeds"
 python3 tests/fuzz/make_seeds.py "$target" "$seeds"
 # ASan's leak checker would see the EAL's memory, held until exit, as leaks (the options
 # and control targets run no EAL and are checked); mbuf leaks are caught by the targets
-# themselves (the
-# pools' in-use counts). UBSan stops at its first report, so that libFuzzer keeps the input.
+# themselves (the pools' in-use counts). UBSan stops at its first report, so that libFuzzer keeps the input.
 ASAN_OPTIONS=detect_leaks=$leaks:abort_on_error=1 \
 UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1 \
   "build-fuzz/tests/${target}_fuzz" -runs="$runs" "${flags[@]}" -print_final_stats=1 \

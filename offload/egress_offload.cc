@@ -132,7 +132,13 @@ EgressOutcome Segment(rte_mbuf* m, const HeaderLayout& layout, const FrameOffloa
   EgressOutcome outcome{Result::kSent, OffloadAction::kSegment, 0};
   const uint32_t headers = uint32_t{layout.l3_len} + layout.l4_len;
   const uint32_t payload = m->pkt_len - layout.l4_offset() - layout.l4_len;
-  if (caps.mtu < headers + 8) {
+  // Too many segments at the sender's own size: its request, not a destination, is at
+  // fault.
+  if ((payload + frame.segment_size - 1) / frame.segment_size > kMaxSegments) {
+    outcome.result = Result::kBadFrame;
+    return outcome;
+  }
+  if (caps.mtu < headers + kMinSegmentSize) {
     outcome.result = Result::kTooSmall;
     return outcome;
   }
@@ -204,7 +210,7 @@ EgressOutcome ResolveEgressOffload(rte_mbuf* m, const EgressCaps& caps, rte_mbuf
       break;
     case OffloadAction::kPassSuperFrame: {
       const uint32_t headers = uint32_t{layout.l3_len} + layout.l4_len;
-      if (caps.mtu < headers + 8) {
+      if (caps.mtu < headers + kMinSegmentSize) {
         outcome.result = Result::kTooSmall;
         break;
       }

@@ -14,9 +14,6 @@ struct rte_mbuf;
 
 namespace hvswitch {
 
-// A TCP super-frame of 64 KB cut for a 576-byte MTU gives 122 segments.
-inline constexpr uint16_t kMaxSegments = 128;
-
 // The offload state the receiving device reported in the mbuf (vhost-user with
 // compliant offload flags and Rx checksum offload on: a guest's NEEDS_CSUM arrives as
 // RTE_MBUF_F_RX_L4_CKSUM_NONE, its GSO as RTE_MBUF_F_RX_LRO with tso_segsz).
@@ -25,9 +22,9 @@ FrameOffload FrameOffloadOf(const rte_mbuf* m);
 struct EgressOutcome {
   enum class Result : uint8_t {
     kSent,       // out[0 .. nb) are the frames to send (m itself or its segments)
-    kBadFrame,   // bad offload request or headers; m still owned by the caller
+    kBadFrame,   // bad offload request or headers (the sender's); m still owned by the caller
     kNoMbuf,     // the pool ran dry while segmenting; m still owned by the caller
-    kTooSmall,   // the MTU leaves no room for a segment's payload; m still owned
+    kTooSmall,   // the destinations' MTU leaves too little room per segment; m still owned
   };
   Result result = Result::kSent;
   OffloadAction action = OffloadAction::kAsIs;

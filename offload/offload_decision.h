@@ -14,8 +14,10 @@
 //     rewrites the pseudo-header sum from payload_len and the first next-header, which is
 //     wrong there; it is completed here.
 //   - Offload requests on frames that cannot honour them are dropped, never trusted:
-//     headers that do not parse, no TCP/UDP header, a segment size of 0, a super-frame
-//     that is not TCP or whose IP length is not the frame's.
+//     headers that do not parse, no TCP/UDP header, a segment size below kMinSegmentSize
+//     (0 or 1 included), a super-frame that is not TCP or whose IP length is not the
+//     frame's. (Segmenting here also refuses a super-frame that would need more than
+//     kMaxSegments segments at its own segment size: egress_offload.cc.)
 #pragma once
 
 #include <cstdint>
@@ -25,6 +27,13 @@
 namespace hvswitch {
 
 enum class ChecksumState : uint8_t { kUnknown, kGood, kBad, kPartial };
+
+// A TCP super-frame of 64 KB cut for a 576-byte MTU gives 122 segments: the most hvswitch
+// makes of one frame.
+inline constexpr uint16_t kMaxSegments = 128;
+// Less TCP payload per segment than any stack sends (Linux's floor is a 48-byte MSS, less
+// up to 40 bytes of options): a segment size below it is nonsense, not a small MTU.
+inline constexpr uint16_t kMinSegmentSize = 8;
 
 // A frame's offload state, decoded once at receive.
 struct FrameOffload {
@@ -58,7 +67,7 @@ inline OffloadAction DecideOffload(const FrameOffload& frame, const HeaderLayout
                                    uint32_t frame_len, const EgressCaps& dest) {
   const bool usable = layout.error == HeaderError::kNone && layout.l4 != L4Type::kOther;
   if (frame.super_frame) {
-    if (!usable || layout.l4 != L4Type::kTcp || frame.segment_size == 0 ||
+    if (!usable || layout.l4 != L4Type::kTcp || frame.segment_size < kMinSegmentSize ||
         layout.l4_end != frame_len) {
       return OffloadAction::kDrop;
     }

@@ -214,6 +214,11 @@ Port::~Port() {
 
 std::vector<QueueStat> Port::QueueStats() const {
   std::vector<QueueStat> out;
+  // Without a guest the vhost PMD asks the library for vid -1 and it logs "device not
+  // found" for every queue, at every scrape.
+  if (spec_.type == PortType::kVhostUser && rte_eth_vhost_get_vid_from_port_id(eth_port_) < 0) {
+    return out;
+  }
   const int n = rte_eth_xstats_get_names(eth_port_, nullptr, 0);
   if (n <= 0) return out;
   std::vector<rte_eth_xstat_name> names(static_cast<size_t>(n));
@@ -268,9 +273,10 @@ PeerOffloads Port::Offloads() const {
   return offloads;
 }
 
-uint64_t Port::RxNoMbuf() const {
+DeviceRxDrops Port::RxDrops() const {
   rte_eth_stats stats{};
-  return rte_eth_stats_get(eth_port_, &stats) == 0 ? stats.rx_nombuf : 0;
+  if (rte_eth_stats_get(eth_port_, &stats) != 0) return {};
+  return {stats.rx_nombuf, stats.imissed, stats.ierrors};
 }
 
 }  // namespace hvswitch

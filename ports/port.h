@@ -52,6 +52,13 @@ struct QueueStat {
   uint64_t value = 0;
 };
 
+// Frames the device dropped on receive before hvswitch saw them (rte_eth_stats).
+struct DeviceRxDrops {
+  uint64_t no_mbuf = 0;  // rx_nombuf: no buffer to receive into
+  uint64_t missed = 0;   // imissed: its receive queue was full (a NIC, af_packet's ring)
+  uint64_t errors = 0;   // ierrors: erroneous frames (bad CRC, runts...; net_tap: short reads)
+};
+
 class Port {
  public:
   static absl::StatusOr<std::unique_ptr<Port>> Open(const PortSpec& spec, int index,
@@ -84,9 +91,9 @@ class Port {
   // guest negotiated (GUEST_CSUM, GUEST_TSO4/6), for a NIC its Tx offloads, for memif
   // nothing. Asked again as guests come and go.
   PeerOffloads Offloads() const;
-  // Frames the device could not receive for lack of mbufs (ethdev rx_nombuf).
-  uint64_t RxNoMbuf() const;
-  // The device's per-queue statistics (none while a vhost-user guest is not connected).
+  DeviceRxDrops RxDrops() const;
+  // The device's per-queue statistics (none while a vhost-user guest is not connected: the
+  // vhost library has none then, and says so in the log on every call).
   std::vector<QueueStat> QueueStats() const;
 
  private:

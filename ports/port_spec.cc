@@ -96,6 +96,10 @@ std::string VlanListString(const std::vector<uint16_t>& vlans) {
 
 }  // namespace
 
+uint32_t PortSpec::LearnLimit() const {
+  return learn_limit.value_or(type == PortType::kDpdk ? 0 : kDefaultGuestLearnLimit);
+}
+
 std::string PortSpec::ToString() const {
   std::string out = absl::StrCat(name, ",type=", PortTypeName(type));
   switch (type) {
@@ -115,7 +119,7 @@ std::string PortSpec::ToString() const {
   if (!trunk_vlans.empty()) absl::StrAppend(&out, ",trunk=", VlanListString(trunk_vlans));
   if (native_vlan != 0) absl::StrAppend(&out, ",native=", native_vlan);
   if (mtu != 1500) absl::StrAppend(&out, ",mtu=", mtu);
-  if (learn_limit != 0) absl::StrAppend(&out, ",learn_limit=", learn_limit);
+  if (learn_limit) absl::StrAppend(&out, ",learn_limit=", *learn_limit);
   for (size_t i = 0; i < allowed_macs.size(); ++i) {
     rte_ether_addr addr;
     std::memcpy(addr.addr_bytes, &allowed_macs[i], RTE_ETHER_ADDR_LEN);
@@ -225,9 +229,11 @@ absl::StatusOr<PortSpec> ParsePortSpec(absl::string_view text) {
     } else if (key == "learn_limit") {
       status = once(has_learn_limit);
       if (!status.ok()) return status;
-      if (!absl::SimpleAtoi(value, &spec.learn_limit)) {
+      uint32_t limit = 0;
+      if (!absl::SimpleAtoi(value, &limit)) {
         return PortError(spec.name, "learn_limit must be a number of MACs (0: no limit)");
       }
+      spec.learn_limit = limit;
     } else if (key == "mac") {
       status = once(has_mac);
       if (!status.ok()) return status;

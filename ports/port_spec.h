@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,7 +38,9 @@ struct PortSpec {
   std::vector<uint16_t> trunk_vlans;  // ascending; empty: not a trunk port
   uint16_t native_vlan = 0;          // trunk only; 0: untagged frames are dropped
   uint16_t mtu = 1500;               // largest L3 payload sent to or taken from the port
-  uint32_t learn_limit = 0;          // MACs the port may teach the FDB; 0: no limit
+  // MACs the port may teach the FDB (learn_limit=N; 0: no limit). Not given: a guest port
+  // (vhost-user, memif) gets kDefaultGuestLearnLimit, any other port no limit.
+  std::optional<uint32_t> learn_limit;
   // Port security. `allowed_macs` (mac=): the only source MACs accepted from the port
   // (FDB key layout: MAC in bits 0-47, no VLAN); `lock_mac` (lock=1): accept only the
   // first source MAC the port uses until it disconnects. Neither: any source.
@@ -47,6 +50,8 @@ struct PortSpec {
   // pool of its own, so that a guest cannot drain the shared one. 0: the shared pool.
   uint32_t quota = 0;
 
+  // The learn limit in force: learn_limit= if given, else the type's default (0: none).
+  uint32_t LearnLimit() const;
   // True when hvswitch itself creates `path` and so must remove it on exit.
   bool OwnsSocket() const {
     return type != PortType::kDpdk && !client;
@@ -70,6 +75,8 @@ inline constexpr uint16_t kMinMtu = 68;    // IPv4's minimum
 inline constexpr uint16_t kMaxMtu = 9000;  // jumbo frames
 inline constexpr size_t kMaxPortMacs = 8;  // mac= list length
 inline constexpr uint32_t kMinQuota = 256, kMaxQuota = 1u << 20;  // quota= range
+// A guest's MACs: far more than a VM or container uses, far fewer than the FDB holds.
+inline constexpr uint32_t kDefaultGuestLearnLimit = 1024;
 
 // Parses a VLAN list such as `10,20,30-40` (VLANs 1-4094) into ascending unique ids.
 absl::StatusOr<std::vector<uint16_t>> ParseVlanList(absl::string_view text);

@@ -157,11 +157,16 @@ absl::Status Bridge::AddPort(const PortSpec& spec) {
     PortTotals base;
     for (size_t w = 0; w < workers_.size(); ++w) base.AddFrom(counters_[w].ports[slot]);
     base.learn_limited += learn_refused_[slot].load(std::memory_order_relaxed);
+    base.learn_table_full += learn_full_refused_[slot].load(std::memory_order_relaxed);
     counter_base_[slot] = base;
     ports_[slot] = *std::move(port);
     port_pools_[slot] = *pool;
   }
-  PublishAllowedMacs(static_cast<uint16_t>(slot), spec.allowed_macs);
+  if (spec.lock_mac) {
+    ArmLock(static_cast<uint16_t>(slot));
+  } else {
+    PublishAllowedMacs(static_cast<uint16_t>(slot), spec.allowed_macs);
+  }
   Publish(std::move(table));
   Log("port '%s' (%s %s): ready, ethdev %d, mac %s", spec.name, PortTypeName(spec.type),
       spec.type == PortType::kDpdk ? spec.devargs : spec.path, dp.eth_port,
@@ -195,6 +200,7 @@ absl::Status Bridge::RemovePort(absl::string_view name) {
   UpdateLearnLimits();
   PublishAllowedMacs(p, {});
   const uint64_t keep = ~(uint64_t{1} << p);
+  lock_armed_ &= keep;
   datapath_.up_mask.fetch_and(keep, std::memory_order_relaxed);
   datapath_.csum_capable_mask.fetch_and(keep, std::memory_order_relaxed);
   datapath_.tso4_capable_mask.fetch_and(keep, std::memory_order_relaxed);
@@ -437,6 +443,7 @@ Bridge::~Bridge() {
 void Bridge::Poll() {
   uint32_t now = config_.clock();
   datapath_.now_seconds.store(now, std::memory_order_relaxed);
+  PublishLockClaims();
   ApplyLearnRequests(now);
   UpdateLearnLimits();
   capture_->Poll();
@@ -465,22 +472,36 @@ void Bridge::LogMove(uint64_t key, uint16_t to_port, uint32_t now) {
 }
 
 void Bridge::PublishAllowedMacs(uint16_t port, const std::vector<uint64_t>& macs) {
-  PortMacs& allowed = datapath_.port_macs[port];
-  for (size_t i = 0; i < macs.size(); ++i) {
-    allowed.macs[i].store(macs[i], std::memory_order_relaxed);
-  }
-  allowed.count.store(static_cast<uint32_t>(macs.size()), std::memory_order_release);
+  datapath_.port_macs[port].Set(macs);
   const uint64_t bit = uint64_t{1} << port;
   secured_ports_ = macs.empty() ? secured_ports_ & ~bit : secured_ports_ | bit;
+}
+
+void Bridge::ArmLock(uint16_t port) {
+  datapath_.port_macs[port].ArmLock();
+  secured_ports_ &= ~(uint64_t{1} << port);
+  lock_armed_ |= uint64_t{1} << port;
+}
+
+void Bridge::PublishLockClaim(uint16_t port) {
+  const uint64_t mac = datapath_.port_macs[port].PublishClaim();
+  if (mac == 0) return;
+  secured_ports_ |= uint64_t{1} << port;
+  lock_armed_ &= ~(uint64_t{1} << port);
+  Log("port '%s': locked to %s", ports_[port]->spec().name, KeyMacString(mac));
+}
+
+void Bridge::PublishLockClaims() {
+  for (uint64_t armed = lock_armed_; armed != 0; armed &= armed - 1) {
+    PublishLockClaim(static_cast<uint16_t>(__builtin_ctzll(armed)));
+  }
 }
 
 bool Bridge::SecurityAllowsLearn(uint64_t key, uint16_t port) {
   const uint64_t mac = KeyMac(key);
   PortMacs& allowed = datapath_.port_macs[port];
-  if (ports_[port]->spec().lock_mac && allowed.count.load(std::memory_order_relaxed) == 0) {
-    PublishAllowedMacs(port, {mac});
-    Log("port '%s': locked to %s", ports_[port]->spec().name, KeyMacString(key));
-  }
+  // A worker claimed the lock before asking: the claim is the port's MAC from now on.
+  if ((lock_armed_ >> port) & 1) PublishLockClaim(port);
   const uint32_t n = allowed.count.load(std::memory_order_relaxed);
   if (n != 0 && !allowed.Allows(mac, n)) return false;
   // Another port's own MAC may only be at stake where some other port is secured: no
@@ -507,7 +528,7 @@ void Bridge::ApplyLearnRequests(uint32_t now) {
       uint16_t port = static_cast<uint16_t>(requests[i].port);
       // A request from a port removed meanwhile.
       if (ports_[port] == nullptr || !SecurityAllowsLearn(requests[i].key, port)) continue;
-      switch (fdb_->Learn(requests[i].key, port, now, ports_[port]->spec().learn_limit)) {
+      switch (fdb_->Learn(requests[i].key, port, now, ports_[port]->spec().LearnLimit())) {
         case LearnResult::kAdded:
           fdb_learned_.fetch_add(1, std::memory_order_relaxed);
           break;
@@ -521,25 +542,36 @@ void Bridge::ApplyLearnRequests(uint32_t now) {
         case LearnResult::kStatic:
           fdb_static_refused_.fetch_add(1, std::memory_order_relaxed);
           break;
-        case LearnResult::kCurrent:
         case LearnResult::kFull:
+          learn_full_refused_[port].fetch_add(requests[i].frames, std::memory_order_relaxed);
+          break;
+        case LearnResult::kCurrent:
           break;
       }
     }
   }
 }
 
-// Workers stop asking to learn on a port at its limit (and count the frames instead), so
-// that a guest flooding new source MACs costs the control thread nothing.
+// Workers stop asking to learn on a port at its limit, or beyond its reserve of a full
+// table (and count the frames instead), so that a guest flooding new source MACs costs the
+// control thread nothing and cannot fill the learn rings that other ports' requests share.
 void Bridge::UpdateLearnLimits() {
-  uint64_t blocked = 0;
+  uint64_t blocked = 0, full = 0;
   for (size_t p = 0; p < ports_.size(); ++p) {
     if (ports_[p] == nullptr) continue;
-    uint32_t limit = ports_[p]->spec().learn_limit;
-    if (limit != 0 && fdb_->learned(static_cast<uint16_t>(p)) >= limit) {
-      blocked |= uint64_t{1} << p;
+    switch (fdb_->Room(static_cast<uint16_t>(p), ports_[p]->spec().LearnLimit())) {
+      case LearnRoom::kYes:
+        break;
+      case LearnRoom::kFull:
+        full |= uint64_t{1} << p;
+        [[fallthrough]];
+      case LearnRoom::kLimited:
+        blocked |= uint64_t{1} << p;
+        break;
     }
   }
+  // The reason first: a worker seeing the bit in learn_blocked_mask reads it next.
+  datapath_.learn_full_mask.store(full, std::memory_order_relaxed);
   datapath_.learn_blocked_mask.store(blocked, std::memory_order_relaxed);
 }
 
@@ -570,6 +602,25 @@ void Bridge::FollowLinks() {
         yes(csum), yes(tso4), yes(tso6));
   }
   datapath_.up_mask.store(mask, std::memory_order_relaxed);
+  // A port that went down forgets its MACs (and its lock) at once; reconnecting memif
+  // clients, which may take a while, comes after.
+  for (uint64_t changed = mask ^ old_mask; changed != 0; changed &= changed - 1) {
+    size_t p = static_cast<size_t>(__builtin_ctzll(changed));
+    bool up = (mask >> p) & 1;
+    const PortSpec& spec = ports_[p]->spec();
+    bool guest = spec.type != PortType::kDpdk;
+    if (!up) fdb_->FlushPort(static_cast<uint16_t>(p));
+    if (!up && spec.lock_mac) {
+      const PortMacs& macs = datapath_.port_macs[p];
+      const bool held = !macs.Armed() || macs.claim.load(std::memory_order_relaxed) != 0;
+      ArmLock(static_cast<uint16_t>(p));  // the next guest locks anew
+      if (held) Log("port '%s': MAC lock released", spec.name);
+    }
+    Log("port '%s': %s", spec.name,
+        up ? (guest ? "guest connected, link up" : "link up")
+           : (guest ? "guest disconnected, link down, its MACs flushed"
+                    : "link down, its MACs flushed"));
+  }
   for (size_t p = 0; p < ports_.size(); ++p) {
     if (ports_[p] == nullptr || !ports_[p]->reconnects()) continue;
     if ((mask >> p) & 1) {
@@ -578,21 +629,6 @@ void Bridge::FollowLinks() {
     } else {
       Reconnect(static_cast<int>(p));
     }
-  }
-  for (uint64_t changed = mask ^ old_mask; changed != 0; changed &= changed - 1) {
-    size_t p = static_cast<size_t>(__builtin_ctzll(changed));
-    bool up = (mask >> p) & 1;
-    const PortSpec& spec = ports_[p]->spec();
-    bool guest = spec.type != PortType::kDpdk;
-    if (!up) fdb_->FlushPort(static_cast<uint16_t>(p));
-    if (!up && spec.lock_mac && datapath_.port_macs[p].count.load() != 0) {
-      PublishAllowedMacs(static_cast<uint16_t>(p), {});  // the next guest locks anew
-      Log("port '%s': MAC lock released", spec.name);
-    }
-    Log("port '%s': %s", spec.name,
-        up ? (guest ? "guest connected, link up" : "link up")
-           : (guest ? "guest disconnected, link down, its MACs flushed"
-                    : "link down, its MACs flushed"));
   }
 }
 
@@ -616,9 +652,14 @@ BridgeSnapshot Bridge::Snapshot() const {
     ps.mtu = port.spec().mtu;
     for (size_t w = 0; w < workers_.size(); ++w) ps.totals.AddFrom(counters_[w].ports[p]);
     ps.totals.learn_limited += learn_refused_[p].load(std::memory_order_relaxed);
+    ps.totals.learn_table_full += learn_full_refused_[p].load(std::memory_order_relaxed);
     ps.totals -= counter_base_[p];
     ps.fdb_learned = fdb_->learned(static_cast<uint16_t>(p));
-    ps.rx_no_mbuf = port.RxNoMbuf();
+    // The device's own drops: frames no worker saw (a new port's device counts from 0).
+    const DeviceRxDrops device = port.RxDrops();
+    ps.rx_no_mbuf = device.no_mbuf;
+    ps.totals.rx_drops[static_cast<size_t>(RxDrop::kMissed)] = device.missed;
+    ps.totals.rx_drops[static_cast<size_t>(RxDrop::kRxError)] = device.errors;
     ps.queue_stats = port.QueueStats();
     if (port_pools_[p] != nullptr) {
       ps.quota = port_pools_[p]->size;
@@ -633,6 +674,7 @@ BridgeSnapshot Bridge::Snapshot() const {
     core.idle_cycles = counters_[w].idle_cycles.Read();
     core.rx_packets = counters_[w].rx_packets.Read();
     snap.capture_missed += counters_[w].capture_missed.Read();
+    core.learn_queue_drops = counters_[w].learn_queue_drops.Read();
     for (size_t b = 0; b < core.rx_bursts.size(); ++b) {
       core.rx_bursts[b] = counters_[w].rx_bursts[b].Read();
     }

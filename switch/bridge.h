@@ -125,11 +125,18 @@ class Bridge : public BridgeControl {
   void UpdateLearnLimits();
   void FollowLinks();
   void LogMove(uint64_t key, uint16_t to_port, uint32_t now);
-  // Port security: what the workers accept as sources from `port` (mac= or lock=1).
+  // Port security: what the workers accept as sources from `port` (mac=, or the MAC a
+  // lock=1 port was locked to).
   void PublishAllowedMacs(uint16_t port, const std::vector<uint64_t>& macs);
+  // A lock=1 port without a MAC: the first source a worker sees claims it (PortMacs).
+  void ArmLock(uint16_t port);
+  // Publishes the MAC a worker claimed on an armed lock=1 port (logged "locked to"); for
+  // every armed port / one.
+  void PublishLockClaims();
+  void PublishLockClaim(uint16_t port);
   // False when a learn request must not be applied: a source the port may not use (its
   // frames are dropped from now on), or a connected secured guest's own MAC seen on
-  // another port. Locks a lock=1 port to its first source.
+  // another port.
   bool SecurityAllowsLearn(uint64_t key, uint16_t port);
 
   BridgeConfig config_;
@@ -162,10 +169,13 @@ class Bridge : public BridgeControl {
   uint64_t polls_ = 0;
   std::atomic<uint64_t> fdb_learned_{0}, fdb_moves_{0}, fdb_aged_{0}, fdb_flushed_{0},
       fdb_static_refused_{0}, fdb_locked_refused_{0};
-  // Learn requests refused for the learn limit (frames the workers did not catch).
-  std::array<std::atomic<uint64_t>, kMaxPorts> learn_refused_{};
+  // Learn requests refused for the learn limit / a full table (frames the workers did not
+  // catch).
+  std::array<std::atomic<uint64_t>, kMaxPorts> learn_refused_{}, learn_full_refused_{};
   // Bit p set while port p has allowed source MACs (mac=, or locked under lock=1).
   uint64_t secured_ports_ = 0;
+  // Bit p set while lock=1 port p waits for its first source (PortMacs::ArmLock).
+  uint64_t lock_armed_ = 0;
   uint32_t move_log_second_ = 0, move_logs_this_second_ = 0;
 };
 

@@ -18,6 +18,7 @@ struct PortSnapshot {
   std::string spec;  // as the port was given, in the --port grammar
   bool up = false;
   uint32_t mtu = 0;
+  // Counted by the workers, except rx_drops kMissed and kRxError: the device's.
   PortTotals totals;
   uint64_t rx_no_mbuf = 0;  // reported by the device
   uint64_t quota = 0;           // buffers in the port's own pool (0: the shared pool)
@@ -31,6 +32,7 @@ struct CoreSnapshot {
   uint64_t busy_cycles = 0, idle_cycles = 0;
   uint64_t rx_packets = 0;
   std::array<uint64_t, kBurstBuckets.size()> rx_bursts{};  // by size (kBurstBuckets)
+  uint64_t learn_queue_drops = 0;  // learn requests lost to a full learn ring
 };
 
 struct BridgeSnapshot {

@@ -42,18 +42,64 @@ struct DatapathPort {
   bool recount_chains = false;
 };
 
-// The source MACs a secured port may use (mac=, or the first one it used under lock=1).
-// The control thread writes the entries, then the count (release); workers read the
-// count once per burst (acquire). A count of 0: any source.
+// The source MACs a secured port may use. mac=: the control thread writes the entries,
+// then the count (release); workers read the count once per burst (acquire). A count of 0:
+// any source. lock=1: until the port has a MAC its count is kUnclaimed, and the first
+// source a worker sees claims the port with one compare-and-swap on `claim` (several
+// workers may poll the port's queues: exactly one source wins), so that no frame from any
+// other source passes from that moment. The control thread then publishes the claimed
+// MAC as an ordinary allowed MAC, and arms the lock again when the guest goes.
 struct PortMacs {
+  static constexpr uint32_t kUnclaimed = ~uint32_t{0};
+  static constexpr uint64_t kClaimed = uint64_t{1} << 63;  // set in `claim` once claimed
+
   std::atomic<uint32_t> count{0};
   std::array<std::atomic<uint64_t>, kMaxPortMacs> macs{};
+  mutable std::atomic<uint64_t> claim{0};  // kClaimed | MAC; 0 while unclaimed
 
+  // Worker: whether `mac` may be a source, with n = count as read for the burst (not 0).
+  // On an unclaimed lock=1 port the first source claims it.
+  bool Admits(uint64_t mac, uint32_t n) const {
+    if (n != kUnclaimed) return Allows(mac, n);
+    const uint64_t mine = mac | kClaimed;
+    uint64_t current = claim.load(std::memory_order_relaxed);
+    if (current == 0 && claim.compare_exchange_strong(current, mine, std::memory_order_relaxed)) {
+      return true;
+    }
+    return current == mine;
+  }
+  // Any thread: whether `mac` is one of the n published MACs (a claim not yet published
+  // is not one).
   bool Allows(uint64_t mac, uint32_t n) const {
+    if (n == kUnclaimed) return false;
     for (uint32_t i = 0; i < n; ++i) {
       if (macs[i].load(std::memory_order_relaxed) == mac) return true;
     }
     return false;
+  }
+
+  // Control thread: publishes fixed MACs (none: any source).
+  void Set(const std::vector<uint64_t>& allowed) {
+    for (size_t i = 0; i < allowed.size() && i < kMaxPortMacs; ++i) {
+      macs[i].store(allowed[i], std::memory_order_relaxed);
+    }
+    count.store(static_cast<uint32_t>(std::min(allowed.size(), kMaxPortMacs)),
+                std::memory_order_release);
+  }
+  // Control thread: a lock=1 port without a MAC; the next source a worker sees claims it.
+  void ArmLock() {
+    claim.store(0, std::memory_order_relaxed);
+    count.store(kUnclaimed, std::memory_order_release);
+  }
+  bool Armed() const { return count.load(std::memory_order_relaxed) == kUnclaimed; }
+  // Control thread: the MAC a worker claimed on an armed port, published as its allowed
+  // MAC; 0 when there is none yet (or the port is not armed).
+  uint64_t PublishClaim() {
+    if (!Armed()) return 0;
+    const uint64_t claimed = claim.load(std::memory_order_relaxed);
+    if (claimed == 0) return 0;
+    Set({claimed & ~kClaimed});
+    return claimed & ~kClaimed;
   }
 };
 
@@ -115,8 +161,11 @@ struct Datapath {
   std::atomic<uint64_t> tso4_capable_mask{0};
   std::atomic<uint64_t> tso6_capable_mask{0};
   std::array<PortMacs, kMaxPorts> port_macs;
-  // Bit p set while port p has as many learned MACs as its learn limit allows.
+  // Bit p set while port p may not learn a new MAC (Fdb::Room): it has as many as its learn
+  // limit allows, or it is beyond its FDB reserve and the table's shared rest is full (then
+  // bit p of learn_full_mask is set too). Workers then count such frames instead of asking.
   std::atomic<uint64_t> learn_blocked_mask{0};
+  std::atomic<uint64_t> learn_full_mask{0};
   // The control thread's clock in seconds, for FDB last-seen times.
   std::atomic<uint32_t> now_seconds{0};
   // Packet capture (hvswitchctl capture): bit p set while frames received from / sent to

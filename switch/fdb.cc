@@ -32,7 +32,8 @@ absl::StatusOr<std::unique_ptr<Fdb>> Fdb::Create(const std::string& name, uint32
 }
 
 Fdb::Fdb(rte_hash* hash, uint32_t capacity, uint32_t slots)
-    : hash_(hash), capacity_(capacity), entries_(std::make_unique<Entry[]>(slots)) {}
+    : hash_(hash), capacity_(capacity), reserve_(ReserveFor(capacity)),
+      entries_(std::make_unique<Entry[]>(slots)) {}
 
 Fdb::~Fdb() { rte_hash_free(hash_); }
 
@@ -62,6 +63,30 @@ int32_t Fdb::Insert(uint64_t key) {
   return position;
 }
 
+void Fdb::Take(int port, bool flushed) {
+  if (BeyondReserve(port)) ++beyond_reserve_;
+  if (flushed) {
+    ++flushed_[port];
+  } else {
+    learned_[port].store(learned(static_cast<uint16_t>(port)) + 1, std::memory_order_relaxed);
+  }
+}
+
+void Fdb::Give(int port, bool flushed) {
+  if (flushed) {
+    --flushed_[port];
+  } else {
+    learned_[port].store(learned(static_cast<uint16_t>(port)) - 1, std::memory_order_relaxed);
+  }
+  if (BeyondReserve(port)) --beyond_reserve_;  // it was beyond by one more
+}
+
+LearnRoom Fdb::Room(uint16_t port, uint32_t limit) const {
+  if (limit != 0 && learned(port) >= limit) return LearnRoom::kLimited;
+  if (BeyondReserve(port) && SharedFull()) return LearnRoom::kFull;
+  return LearnRoom::kYes;
+}
+
 LearnResult Fdb::Learn(uint64_t key, uint16_t port, uint32_t now, uint32_t limit) {
   const uint64_t value = Encode(port, generations_[port].load(std::memory_order_relaxed));
   const bool at_limit = limit != 0 && learned(port) >= limit;
@@ -76,43 +101,60 @@ LearnResult Fdb::Learn(uint64_t key, uint16_t port, uint32_t now, uint32_t limit
     }
     if (IsStatic(old)) return LearnResult::kStatic;
     if (at_limit) return LearnResult::kLimited;
+    // The slot changes hands: from its owner (current, or flushed and not yet aged) to
+    // `port`, which may need it from the shared rest.
+    const int owner = OwnerPort(old);
+    const bool flushed = current < 0;
+    Give(owner, flushed);
+    if (BeyondReserve(port) && SharedFull()) {
+      Take(owner, flushed);
+      return LearnResult::kFull;
+    }
+    Take(port, false);
     entry.last_seen.store(now, std::memory_order_relaxed);
     entry.value.store(value, std::memory_order_release);
-    CountLearned(current, -1);
-    CountLearned(port, +1);
     Changed();
     // An entry of a flushed port is as good as absent: learning it again is not a move.
-    return current < 0 ? LearnResult::kAdded : LearnResult::kMoved;
+    return flushed ? LearnResult::kAdded : LearnResult::kMoved;
   }
   if (at_limit) return LearnResult::kLimited;
+  if (BeyondReserve(port) && SharedFull()) return LearnResult::kFull;
   position = Insert(key);
   if (position < 0) return LearnResult::kFull;
+  Take(port, false);
   // Until this store a reader finding the new key sees an empty entry: a miss.
   entries_[position].last_seen.store(now, std::memory_order_relaxed);
   entries_[position].value.store(value, std::memory_order_release);
-  CountLearned(port, +1);
   Changed();
   return LearnResult::kAdded;
 }
 
 absl::Status Fdb::AddStatic(uint64_t key, uint16_t port) {
+  const absl::Status full = absl::ResourceExhaustedError(absl::StrCat(
+      "FDB full (", capacity_, " entries, ", kMaxPorts * reserve_,
+      " of them reserved for the ports' learned MACs): no room for a static entry"));
   int32_t position = rte_hash_lookup(hash_, &key);
   if (position < 0) {
+    if (SharedFull()) return full;
     position = Insert(key);
-    if (position < 0) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat("FDB full (", capacity_, " entries): no room for a static entry"));
-    }
+    if (position < 0) return full;
   } else {
-    uint64_t old = entries_[position].value.load(std::memory_order_relaxed);
+    const uint64_t old = entries_[position].value.load(std::memory_order_relaxed);
     if (IsStatic(old)) {
-      statics_.store(statics_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+      AddStatics(-1);
     } else {
-      CountLearned(CurrentPort(old), -1);
+      // A learned (or flushed) entry becomes static: its slot moves to the shared rest.
+      const int owner = OwnerPort(old);
+      const bool flushed = CurrentPort(old) < 0;
+      Give(owner, flushed);
+      if (SharedFull()) {
+        Take(owner, flushed);
+        return full;
+      }
     }
   }
   entries_[position].value.store(Encode(port, 0) | kStaticBit, std::memory_order_release);
-  statics_.store(statics_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  AddStatics(+1);
   Changed();
   return absl::OkStatus();
 }
@@ -120,6 +162,8 @@ absl::Status Fdb::AddStatic(uint64_t key, uint16_t port) {
 void Fdb::FlushPort(uint16_t port) {
   generations_[port].store(generations_[port].load(std::memory_order_relaxed) + 1,
                            std::memory_order_relaxed);
+  // Still in the hash, and still the port's slots, until Age removes them.
+  flushed_[port] += learned(port);
   learned_[port].store(0, std::memory_order_relaxed);
   Changed();
 }
@@ -131,9 +175,9 @@ absl::Status Fdb::Remove(uint64_t key, absl::FunctionRef<void()> wait_for_reader
   const int port = CurrentPort(value);
   if (port < 0) return absl::NotFoundError("no such entry");
   if (IsStatic(value)) {
-    statics_.store(statics_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+    AddStatics(-1);
   } else {
-    CountLearned(port, -1);
+    Give(port, false);
   }
   rte_hash_del_key(hash_, &key);
   Changed();
@@ -164,7 +208,12 @@ void Fdb::ForEach(absl::FunctionRef<void(const FdbEntryView&)> fn) const {
 
 AgeResult Fdb::Age(uint32_t now, uint32_t max_age, absl::FunctionRef<void()> wait_for_readers) {
   AgeResult result;
-  std::vector<uint64_t> doomed;
+  struct Doomed {
+    uint64_t key;
+    int port;      // its owner
+    bool flushed;  // else aged
+  };
+  std::vector<Doomed> doomed;
   const void* key = nullptr;
   void* data = nullptr;
   uint32_t next = 0;
@@ -177,17 +226,18 @@ AgeResult Fdb::Age(uint32_t now, uint32_t max_age, absl::FunctionRef<void()> wai
       ++result.flushed;
     } else if (max_age != 0 && now - entry.last_seen.load(std::memory_order_relaxed) >= max_age) {
       ++result.aged;
-      CountLearned(port, -1);
     } else {
       continue;
     }
-    doomed.push_back(*static_cast<const uint64_t*>(key));
+    doomed.push_back({*static_cast<const uint64_t*>(key), OwnerPort(value), port < 0});
   }
   if (doomed.empty()) return result;
   std::vector<int32_t> freed;
-  for (uint64_t k : doomed) {
-    int32_t position = rte_hash_del_key(hash_, &k);
-    if (position >= 0) freed.push_back(position);
+  for (const Doomed& d : doomed) {
+    int32_t position = rte_hash_del_key(hash_, &d.key);
+    if (position < 0) continue;
+    freed.push_back(position);
+    Give(d.port, d.flushed);
   }
   Changed();  // before the grace period: no reader keeps using a removed entry past it
   wait_for_readers();

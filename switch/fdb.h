@@ -10,8 +10,18 @@
 //
 // Static entries (configured by the operator) never age, never move and survive a flush.
 // Learned entries count against their port's learn limit.
+//
+// Room: every port slot is guaranteed reserve() entries; what a port learns beyond its
+// reserve comes from the shared rest (capacity, minus the reserves of all kMaxPorts slots,
+// minus static entries). When the shared rest is used up, only ports already beyond their
+// reserve are refused (kFull): a port spraying source MACs cannot take the table from the
+// others. Flushed entries keep their hash slot until Age removes them, so until then they
+// still count against the port they were learned on (its reserve first): however often a
+// port is flushed and relearns, the hash never holds more than `capacity` keys, and a port
+// within its reserve always finds a slot.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -30,7 +40,7 @@ enum class LearnResult {
   kCurrent,  // already on that port: nothing written but the last-seen time
   kAdded,
   kMoved,
-  kFull,     // the table is at capacity
+  kFull,     // the port's reserve is used and the table's shared rest is full
   kLimited,  // the port has as many learned MACs as its limit allows
   kStatic,   // a static entry on another port: not moved
 };
@@ -43,6 +53,9 @@ struct FdbEntryView {
   uint32_t last_seen = 0;  // seconds (control clock); 0 for static entries
 };
 
+// Whether a port may add a learned MAC now (Fdb::Room).
+enum class LearnRoom { kYes, kLimited, kFull };
+
 struct AgeResult {
   uint32_t aged = 0;     // not seen for the ageing time
   uint32_t flushed = 0;  // their port was flushed
@@ -52,6 +65,12 @@ class Fdb {
  public:
   // Most keys one LookupBulk call takes (RTE_HASH_LOOKUP_BULK_MAX).
   static constexpr uint32_t kMaxBulk = 64;
+
+  // Entries every port slot is guaranteed in a table of `capacity`: a quarter of the
+  // table is spread over the kMaxPorts slots, at most 256 each.
+  static constexpr uint32_t ReserveFor(uint32_t capacity) {
+    return std::min<uint32_t>(256, capacity / (4 * kMaxPorts));
+  }
 
   static absl::StatusOr<std::unique_ptr<Fdb>> Create(const std::string& name,
                                                      uint32_t capacity);
@@ -73,6 +92,9 @@ class Fdb {
 
   // Control thread only. `limit`: learned MACs the port may have (0: no limit).
   LearnResult Learn(uint64_t key, uint16_t port, uint32_t now, uint32_t limit = 0);
+  // Control thread only: whether `port` may learn a new MAC now (what the workers are told,
+  // so that they stop asking for a port that would be refused).
+  LearnRoom Room(uint16_t port, uint32_t limit) const;
   // Makes `key` a static entry on `port`, replacing a learned one.
   absl::Status AddStatic(uint64_t key, uint16_t port);
   void FlushPort(uint16_t port);
@@ -93,48 +115,68 @@ class Fdb {
     return learned_[port].load(std::memory_order_relaxed);
   }
   uint32_t statics() const { return statics_.load(std::memory_order_relaxed); }
+  uint32_t reserve() const { return reserve_; }
+  // Control thread only. The shared rest's size, and how much of it static entries and
+  // ports beyond their reserve (flushed entries included until aged) use.
+  uint32_t shared_capacity() const { return capacity_ - kMaxPorts * reserve_; }
+  uint32_t shared_used() const { return statics() + beyond_reserve_; }
   // Any thread. Moves on with every change a lookup could see (learn, move, static entry,
   // flush, removal), so that a reader may reuse a result while it stays the same.
   uint64_t version() const { return version_.load(std::memory_order_acquire); }
 
  private:
   struct Entry {
-    // Bits 0-15: port + 1 (0: no entry); bits 16-31: the port's generation when learned;
-    // bit 32: static.
+    // Bits 0-15: port + 1 (0: no entry); bit 16: static; bits 32-63: the port's generation
+    // when learned (32 bits: flushes never wrap it back to a stale entry's before Age, which
+    // runs every second, has removed that entry).
     std::atomic<uint64_t> value{0};
     std::atomic<uint32_t> last_seen{0};
   };
-  static constexpr uint64_t kStaticBit = uint64_t{1} << 32;
-  static uint64_t Encode(uint16_t port, uint16_t generation) {
-    return (uint64_t{port} + 1) | (uint64_t{generation} << 16);
+  static constexpr uint64_t kStaticBit = uint64_t{1} << 16;
+  static uint64_t Encode(uint16_t port, uint32_t generation) {
+    return (uint64_t{port} + 1) | (uint64_t{generation} << 32);
   }
   static bool IsStatic(uint64_t value) { return value & kStaticBit; }
+  // The port an entry value was learned on (current or flushed), or -1 when empty.
+  static int OwnerPort(uint64_t value) { return static_cast<int>(value & 0xffff) - 1; }
   // The port of a current entry value, or -1 when empty or flushed.
   int CurrentPort(uint64_t value) const {
     if (value == 0) return -1;
     uint16_t port = static_cast<uint16_t>((value & 0xffff) - 1);
     if (IsStatic(value)) return port;
-    uint16_t generation = static_cast<uint16_t>(value >> 16);
+    uint32_t generation = static_cast<uint32_t>(value >> 32);
     return generation == generations_[port].load(std::memory_order_relaxed) ? port : -1;
   }
+  // A port's hash slots: its current learned entries and its flushed ones not yet aged.
+  uint32_t Used(int port) const { return learned(static_cast<uint16_t>(port)) + flushed_[port]; }
+  // Whether one more slot for `port` must come from the shared rest, and whether it has
+  // one.
+  bool BeyondReserve(int port) const { return Used(port) >= reserve_; }
+  bool SharedFull() const { return shared_used() >= shared_capacity(); }
+  // A port takes / gives back one hash slot (a learned entry, `flushed`: a flushed one).
+  void Take(int port, bool flushed);
+  void Give(int port, bool flushed);
   void Changed() {
     version_.store(version_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
   }
   // Adds a key to the hash; -1 when the table is full.
   int32_t Insert(uint64_t key);
-  void CountLearned(int port, int delta) {
-    if (port < 0) return;
-    std::atomic<uint32_t>& n = learned_[port];
-    n.store(n.load(std::memory_order_relaxed) + delta, std::memory_order_relaxed);
+  void AddStatics(int delta) {
+    statics_.store(statics_.load(std::memory_order_relaxed) + delta, std::memory_order_relaxed);
   }
 
   Fdb(rte_hash* hash, uint32_t capacity, uint32_t slots);
 
   rte_hash* hash_;
   uint32_t capacity_;
+  uint32_t reserve_;
   std::unique_ptr<Entry[]> entries_;
-  std::array<std::atomic<uint16_t>, kMaxPorts> generations_{};
+  std::array<std::atomic<uint32_t>, kMaxPorts> generations_{};
   std::array<std::atomic<uint32_t>, kMaxPorts> learned_{};
+  // Control thread only: per port, flushed entries still in the hash; over all ports, the
+  // slots beyond their reserves (sum of max(0, Used(p) - reserve_)).
+  std::array<uint32_t, kMaxPorts> flushed_{};
+  uint32_t beyond_reserve_ = 0;
   std::atomic<uint32_t> size_{0}, statics_{0};
   std::atomic<uint64_t> version_{0};
 };

@@ -25,6 +25,15 @@ constexpr uint16_t kPrefetchAhead = 4;
 constexpr int kTxRetries = 2;
 constexpr uint16_t kVlanTpid = RTE_BE16(RTE_ETHER_TYPE_VLAN);
 
+// What follows a frame's tag is another tag (802.1Q, 802.1ad, the old QinQ TPID).
+bool IsTagTpid(rte_be16_t ether_type) {
+  return ether_type == kVlanTpid || ether_type == RTE_BE16(RTE_ETHER_TYPE_QINQ) ||
+         ether_type == RTE_BE16(RTE_ETHER_TYPE_QINQ1);
+}
+
+// A source address no station may use: a group address (802.3) or 00:00:00:00:00:00.
+bool IsBadSource(uint64_t src) { return IsGroupKey(src) || src == 0; }
+
 template <typename Fn>
 void ForEachBit(uint64_t mask, Fn&& fn) {
   for (; mask != 0; mask &= mask - 1) fn(static_cast<uint16_t>(__builtin_ctzll(mask)));
@@ -80,7 +89,8 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
   uint64_t run_src = 0, run_dst = 0;
   uint32_t run_bytes = 0, run_max = 0;
   uint16_t run_len = 0;
-  bool run_tagged = false, run_offload = false;
+  uint8_t run_encap = 0;
+  bool run_offload = false;
 
   for (uint16_t i = 0; i < n && i < kPrefetchAhead; ++i) {
     rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void*));
@@ -104,17 +114,27 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
       std::memcpy(&head, eth, 8);      // destination MAC, 2 bytes of source
       std::memcpy(&tail, eth + 6, 8);  // source MAC, EtherType
       const uint64_t src = KeyMac(tail);
-      const bool tagged = (tail >> 48) == kVlanTpid;
-      // A group source address is never valid (802.3); a tag must sit in the first segment.
-      if (IsGroupKey(src) || (tagged && m->data_len < RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN)) {
+      uint8_t encap = (tail >> 48) == kVlanTpid ? kTagged : kUntagged;
+      // A tag must sit in the first segment.
+      if (encap != kUntagged && m->data_len < RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN) {
         ++malformed;
         rte_pktmbuf_free(m);
         continue;
       }
       uint16_t vlan = untagged_vlan;
-      if (tagged) {
-        const auto* tag = reinterpret_cast<const rte_vlan_hdr*>(eth + RTE_ETHER_HDR_LEN);
-        vlan = table_->vlans.Ingress(in_port, true, rte_be_to_cpu_16(tag->vlan_tci));
+      if (encap != kUntagged) {
+        auto* tag = reinterpret_cast<rte_vlan_hdr*>(
+            rte_pktmbuf_mtod_offset(m, uint8_t*, RTE_ETHER_HDR_LEN));
+        const uint16_t tci = rte_be_to_cpu_16(tag->vlan_tci);
+        vlan = table_->vlans.Ingress(in_port, true, tci);
+        // Priority-tagged (VLAN id 0): in the port's untagged VLAN. The tag stays, with its
+        // priority, and from now on names that VLAN.
+        if ((tci & 0xfff) == 0 && vlan != kNoVlan) {
+          tag->vlan_tci = rte_cpu_to_be_16((tci & 0xf000) | vlan);
+        }
+        // hvswitch carries one tag: a second one is payload, and must not become the tag
+        // where the first is removed (VLAN hopping).
+        if (IsTagTpid(tag->eth_proto)) encap = kDoubleTagged;
       }
       if (vlan == kNoVlan) {
         ++wrong_vlan;
@@ -129,17 +149,18 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
                                                 RTE_MBUF_F_RX_L4_CKSUM_NONE);
       frames[nb_frames] = m;
       // The current run's keys and sums live in registers until the run ends.
-      if (((src_key ^ run_src) | (dst_key ^ run_dst)) == 0 && tagged == run_tagged &&
+      if (((src_key ^ run_src) | (dst_key ^ run_dst)) == 0 && encap == run_encap &&
           (!kOffloadPort || offload == run_offload) && nb_runs != 0) {
         ++run_len;
         run_bytes += len;
         run_max = std::max(run_max, len);
       } else {
         if (nb_runs != 0) runs[nb_runs - 1].Close(run_len, run_bytes, run_max);
-        runs[nb_runs++] = {src_key, dst_key, 0, 0, nb_frames, 0, vlan, tagged, offload};
+        runs[nb_runs++] = {src_key, dst_key, 0, 0, nb_frames, 0, vlan, encap != kUntagged,
+                           encap == kDoubleTagged, offload};
         run_src = src_key;
         run_dst = dst_key;
-        run_tagged = tagged;
+        run_encap = encap;
         run_offload = offload;
         run_len = 1;
         run_bytes = run_max = len;
@@ -202,27 +223,37 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
   const uint32_t now_seconds = datapath_.now_seconds.load(std::memory_order_relaxed);
   uint64_t now = options_.flush_cycles != 0 ? rte_rdtsc() : 0;
   now_ = now;
-  uint64_t hairpin = 0, limited = 0, spoofed = 0;
+  uint64_t bad_source = 0, hairpin = 0, spoofed = 0, no_destination = 0, limited = 0,
+           table_full = 0;
   const PortMacs& allowed = datapath_.port_macs[in_port];
   const uint32_t nb_allowed = allowed.count.load(std::memory_order_acquire);
 
   for (uint16_t r = 0; r < nb_runs; ++r) {
     const Run& run = runs[r];
     rte_mbuf** run_frames = frames + run.first;
-    if (nb_allowed != 0 && !allowed.Allows(KeyMac(run.src), nb_allowed)) {
+    // A source no station may use is malformed: checked once per run, whose frames share it.
+    if (IsBadSource(KeyMac(run.src))) {
+      bad_source += run.len;  // never learned, never forwarded
+      rte_pktmbuf_free_bulk(run_frames, run.len);
+      continue;
+    }
+    if (nb_allowed != 0 && !allowed.Admits(KeyMac(run.src), nb_allowed)) {
       spoofed += run.len;  // never learned, never forwarded
       rte_pktmbuf_free_bulk(run_frames, run.len);
       continue;
     }
     const bool src_hit = (src_hits >> r) & 1;
     if (WantsLearn(in_port, false, src_hit, src_hit ? ports[r] : 0)) {
-      // A port at its limit learns no new MAC; a move (rare) still goes to the control
-      // thread, which knows whether the entry is static.
+      // A port at its limit, or beyond its reserve of a full table, learns no new MAC; a
+      // move (rare) still goes to the control thread, which knows whether the entry is
+      // static.
       if (learn_blocked && !src_hit) {
-        limited += run.len;
+        const bool full =
+            (datapath_.learn_full_mask.load(std::memory_order_relaxed) >> in_port) & 1;
+        (full ? table_full : limited) += run.len;
       } else {
         if (now == 0) now = rte_rdtsc();
-        learn_.Request(run.src, in_port, now, run.len);
+        if (!learn_.Request(run.src, in_port, now, run.len)) counters_.learn_queue_drops.Add(1);
       }
     } else if (src_hit) {
       datapath_.fdb->Touch(positions[r], now_seconds);
@@ -235,41 +266,47 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
         if (run.offload) {
           // Rare (guests with offloads): settle each frame, then send what it became.
           const uint64_t target = uint64_t{1} << verdict.port;
-          const uint32_t header = RTE_ETHER_HDR_LEN + (run.tagged ? RTE_VLAN_HLEN : 0);
           const bool retag = run.tagged == table_->vlans.SendsUntagged(run.vlan, verdict.port);
           for (uint16_t i = 0; i < run.len; ++i) {
             rte_mbuf* out[kMaxSegments];
             const uint16_t nb = ResolveOffload(target, run_frames[i], in, out);
-            for (uint16_t k = 0; k < nb; ++k) {
-              UnicastFrame(verdict.port, out[k], header, retag, run.tagged, run.vlan);
-            }
+            for (uint16_t k = 0; k < nb; ++k) UnicastFrame(verdict.port, out[k], run, retag);
           }
         } else {
           UnicastRun(verdict.port, run, run_frames);
         }
         break;
-      case VerdictKind::kFlood:
+      case VerdictKind::kFlood: {
+        // Every other port that is up and carries the VLAN; none: received, sent nowhere.
+        const uint64_t targets = FloodTargets(in_port, run.vlan);
+        if (targets == 0) {
+          no_destination += run.len;
+          rte_pktmbuf_free_bulk(run_frames, run.len);
+          break;
+        }
         for (uint16_t i = 0; i < run.len; ++i) {
           if (!run.offload) {
-            Flood(in_port, run.vlan, run.tagged, run_frames[i]);
+            Flood(targets, run, run_frames[i]);
             continue;
           }
-          const uint64_t targets = table_->vlans.members[run.vlan] & up_mask_ &
-                                   ~(uint64_t{1} << in_port);
           rte_mbuf* out[kMaxSegments];
           const uint16_t nb = ResolveOffload(targets, run_frames[i], in, out);
-          for (uint16_t k = 0; k < nb; ++k) Flood(in_port, run.vlan, run.tagged, out[k]);
+          for (uint16_t k = 0; k < nb; ++k) Flood(targets, run, out[k]);
         }
         break;
+      }
       case VerdictKind::kHairpinDrop:
         hairpin += run.len;
         rte_pktmbuf_free_bulk(run_frames, run.len);
         break;
     }
   }
+  if (bad_source != 0) in.Drop(RxDrop::kMalformed, bad_source);
   if (hairpin != 0) in.Drop(RxDrop::kHairpin, hairpin);
   if (spoofed != 0) in.Drop(RxDrop::kSpoofed, spoofed);
+  if (no_destination != 0) in.Drop(RxDrop::kNoDestination, no_destination);
   if (limited != 0) in.learn_limited.Add(limited);
+  if (table_full != 0) in.learn_table_full.Add(table_full);
 
   if (options_.flush_cycles == 0) {
     FlushAll();
@@ -285,24 +322,24 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
 // A run's frames all go to `port` in the same encapsulation: the common case (no tag to
 // change, nothing over the MTU) is a copy of pointers.
 void Forwarder::UnicastRun(uint16_t port, const Run& run, rte_mbuf** frames) {
-  const uint32_t header = RTE_ETHER_HDR_LEN + (run.tagged ? RTE_VLAN_HLEN : 0);
   const bool retag = run.tagged == table_->vlans.SendsUntagged(run.vlan, port);
-  if (!retag && run.max_len - header <= table_->ports[port].mtu) {
+  if (!retag && run.max_len - run.header() <= table_->ports[port].mtu) {
     EnqueueRun(port, frames, run.len, run.bytes);
     return;
   }
-  for (uint16_t i = 0; i < run.len; ++i) {
-    UnicastFrame(port, frames[i], header, retag, run.tagged, run.vlan);
-  }
+  for (uint16_t i = 0; i < run.len; ++i) UnicastFrame(port, frames[i], run, retag);
 }
 
-void Forwarder::UnicastFrame(uint16_t port, rte_mbuf* m, uint32_t header, bool retag,
-                             bool tagged, uint16_t vlan) {
-  if (OverMtu(m, m->pkt_len - header, table_->ports[port].mtu)) {
-    counters_.ports[port].Drop(TxDrop::kMtu, 1);
+void Forwarder::UnicastFrame(uint16_t port, rte_mbuf* m, const Run& run, bool retag) {
+  PortCounters& out = counters_.ports[port];
+  if (OverMtu(m, m->pkt_len - run.header(), table_->ports[port].mtu)) {
+    out.Drop(TxDrop::kMtu, 1);
     rte_pktmbuf_free(m);
-  } else if (retag && !Retag(m, tagged, vlan)) {
-    counters_.ports[port].Drop(TxDrop::kNoMbuf, 1);
+  } else if (retag && run.double_tagged) {  // its tag would be removed: VLAN hopping
+    out.Drop(TxDrop::kVlan, 1);
+    rte_pktmbuf_free(m);
+  } else if (retag && !Retag(m, run.tagged, run.vlan)) {
+    out.Drop(TxDrop::kNoMbuf, 1);
     rte_pktmbuf_free(m);
   } else {
     Enqueue(port, m);
@@ -361,10 +398,12 @@ uint16_t Forwarder::ResolveOffload(uint64_t targets, rte_mbuf* m, PortCounters& 
 }
 
 // Copies of a flooded frame share one mbuf (reference count raised), except that ports
-// wanting the other encapsulation (tag added or removed) share one modified copy.
-void Forwarder::Flood(uint16_t in_port, uint16_t vlan, bool tagged, rte_mbuf* m) {
-  const uint32_t payload = m->pkt_len - RTE_ETHER_HDR_LEN - (tagged ? RTE_VLAN_HLEN : 0);
-  uint64_t targets = table_->vlans.members[vlan] & up_mask_ & ~(uint64_t{1} << in_port);
+// wanting the other encapsulation (tag added or removed) share one modified copy; a
+// double-tagged frame is not sent where its tag would be removed.
+void Forwarder::Flood(uint64_t targets, const Run& run, rte_mbuf* m) {
+  const uint16_t vlan = run.vlan;
+  const bool tagged = run.tagged;
+  const uint32_t payload = m->pkt_len - run.header();
   if (payload > table_->min_mtu) {
     ForEachBit(targets, [&](uint16_t p) {
       if (!OverMtu(m, payload, table_->ports[p].mtu)) return;
@@ -375,7 +414,9 @@ void Forwarder::Flood(uint16_t in_port, uint16_t vlan, bool tagged, rte_mbuf* m)
   uint64_t untagged = targets & table_->vlans.untagged[vlan];
   uint64_t same = tagged ? targets & ~untagged : untagged;
   uint64_t other = targets & ~same;
-  if (other != 0) {
+  if (other != 0 && run.double_tagged) {
+    ForEachBit(other, [&](uint16_t p) { counters_.ports[p].Drop(TxDrop::kVlan, 1); });
+  } else if (other != 0) {
     rte_mbuf* copy = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
     if (copy != nullptr && !Retag(copy, tagged, vlan)) {
       rte_pktmbuf_free(copy);
@@ -447,6 +488,17 @@ void Forwarder::ReclaimTx() {
 
 void Forwarder::FlushAll() {
   ForEachBit(pending_, [&](uint16_t p) { FlushPort(p); });
+}
+
+void Forwarder::DropPending(uint64_t ports) {
+  ForEachBit(ports, [&](uint16_t p) {
+    TxBuffer& buffer = tx_[p];
+    rte_pktmbuf_free_bulk(buffer.pkts, buffer.n);
+    counters_.ports[p].Drop(TxDrop::kLinkDown, buffer.n);
+    buffer.n = 0;
+    buffer.bytes = 0;
+  });
+  pending_ &= ~ports;
 }
 
 void Forwarder::FlushPort(uint16_t port) {

@@ -6,6 +6,8 @@
 // no allocation, no exceptions; counters are the worker's own.
 #pragma once
 
+#include <rte_ether.h>
+
 #include <array>
 #include <cstdint>
 
@@ -31,8 +33,13 @@ class Forwarder {
         options_(options), counters_(counters), learn_(learn) {}
 
   // The port table to forward with from now on. Frames still waiting for a flush were
-  // meant for the ports of the previous table: the worker flushes them first (FlushAll).
-  void Use(const PortTable* table) { table_ = table; }
+  // meant for the ports of the previous table: the worker flushes them first (FlushAll)
+  // while that table is safe to use. What still waits when the table changed after that
+  // look (a port of it may be gone, or its slot taken) is dropped, counted as link_down.
+  void Use(const PortTable* table) {
+    if (table != table_ && pending_ != 0) DropPending(pending_);
+    table_ = table;
+  }
 
   // Takes ownership of n <= kMaxBurst mbufs received on bridge port `in_port`.
   void HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n);
@@ -53,6 +60,9 @@ class Forwarder {
     uint64_t deadline = 0;  // TSC; set when the first frame enters an empty buffer
     rte_mbuf* pkts[kMaxBurst];
   };
+  // A frame's encapsulation as classified: untagged, one tag, or a tag followed by another
+  // (a second tag is payload to hvswitch, which carries one).
+  static constexpr uint8_t kUntagged = 0, kTagged = 1, kDoubleTagged = 3;
   // Consecutive frames of a burst with the same keys and encapsulation.
   struct Run {
     uint64_t src, dst;  // FDB keys (VLAN and MAC)
@@ -60,21 +70,27 @@ class Forwarder {
     uint16_t first, len;  // frames[first .. first + len)
     uint16_t vlan;
     bool tagged;
+    bool double_tagged;  // tagged, and the tag is followed by another
     bool offload;  // offload requests (partial checksums, super-frames) to resolve
     void Close(uint16_t n, uint32_t total, uint32_t largest) {
       len = n;
       bytes = total;
       max_len = largest;
     }
+    uint32_t header() const { return RTE_ETHER_HDR_LEN + (tagged ? RTE_VLAN_HLEN : 0); }
   };
 
   void Enqueue(uint16_t port, rte_mbuf* m);
   void EnqueueRun(uint16_t port, rte_mbuf** frames, uint16_t n, uint64_t bytes);
   void UnicastRun(uint16_t port, const Run& run, rte_mbuf** frames);
-  void Flood(uint16_t in_port, uint16_t vlan, bool tagged, rte_mbuf* m);
-  // One frame of a run to `port`: MTU check, tag change, queued.
-  void UnicastFrame(uint16_t port, rte_mbuf* m, uint32_t header, bool retag, bool tagged,
-                    uint16_t vlan);
+  // The ports a frame of `vlan` from `in_port` floods to: up, carrying it, not in_port.
+  uint64_t FloodTargets(uint16_t in_port, uint16_t vlan) const {
+    return table_->vlans.members[vlan] & up_mask_ & ~(uint64_t{1} << in_port);
+  }
+  // A frame of `run` to `targets` (not 0): MTU checks, tag changes, queued.
+  void Flood(uint64_t targets, const Run& run, rte_mbuf* m);
+  // One frame of a run to `port`: MTU check, tag change (`retag`), queued.
+  void UnicastFrame(uint16_t port, rte_mbuf* m, const Run& run, bool retag);
   // Settles a frame's offload requests for all of `targets` at once (copies of a flood
   // never diverge) and counts how; returns the frames to send in `out` (kMaxSegments):
   // the frame or its segments. 0 when it cannot be sent: freed and counted.
@@ -82,6 +98,8 @@ class Forwarder {
   // Sends `targets` the same frame as one mbuf whose reference count covers them all.
   void Share(uint64_t targets, rte_mbuf* m);
   void FlushPort(uint16_t port);
+  // Frees what waits for `ports`, counted as link_down.
+  void DropPending(uint64_t ports);
   // Copies frames of a captured port into the capture ring (rx: as received; tx: the
   // first `sent` of `copies`, the rest freed).
   void CaptureReceived(uint16_t port, rte_mbuf* const* pkts, uint16_t n);

@@ -23,13 +23,14 @@ absl::StatusOr<std::unique_ptr<LearnQueue>> LearnQueue::Create(const std::string
 
 LearnQueue::~LearnQueue() { rte_ring_free(ring_); }
 
-void LearnQueue::Request(uint64_t key, uint16_t port, uint64_t now, uint32_t frames) {
+bool LearnQueue::Request(uint64_t key, uint16_t port, uint64_t now, uint32_t frames) {
   Recent& recent = recent_[(key ^ (key >> 17) ^ (key >> 40)) & (recent_.size() - 1)];
-  if (recent.key == key && recent.port == port && now - recent.when < repeat_cycles_) return;
+  if (recent.key == key && recent.port == port && now - recent.when < repeat_cycles_) {
+    return true;
+  }
   recent = {key, now, port};
   LearnRequest request{key, port, frames};
-  // A full ring loses the request; the source asks again after repeat_cycles_.
-  rte_ring_sp_enqueue_elem(ring_, &request, sizeof(request));
+  return rte_ring_sp_enqueue_elem(ring_, &request, sizeof(request)) == 0;
 }
 
 unsigned LearnQueue::Drain(LearnRequest* out, unsigned max) {

@@ -30,7 +30,9 @@ class LearnQueue {
   LearnQueue& operator=(const LearnQueue&) = delete;
 
   // Worker only. `now` is the TSC; a request repeated within `repeat_cycles` is skipped.
-  void Request(uint64_t key, uint16_t port, uint64_t now, uint32_t frames = 1);
+  // False when the ring was full and the request is lost (the source asks again after
+  // repeat_cycles).
+  bool Request(uint64_t key, uint16_t port, uint64_t now, uint32_t frames = 1);
   // Control thread only. Returns how many requests were written to `out`.
   unsigned Drain(LearnRequest* out, unsigned max);
 

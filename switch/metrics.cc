@@ -69,7 +69,12 @@ std::vector<MetricFamily> RenderMetrics(const BridgeSnapshot& snap) {
       "(a guest or trunk misconfigured); bad_offload: a partial checksum on a frame whose "
       "TCP/UDP headers are missing or inconsistent (a broken or hostile guest); "
       "hairpin: destination learned on the ingress port itself (a loop or a confused peer); "
-      "spoofed: a source MAC the port may not use (port security: mac= or lock=1).",
+      "spoofed: a source MAC the port may not use (port security: mac= or lock=1); "
+      "no_destination: flooded, but no other port is up in the frame's VLAN (nobody to "
+      "hear it); missed / rx_error: the device itself dropped frames before hvswitch saw "
+      "them (missed: its receive queue was full, hvswitch polling too slowly; rx_error: "
+      "erroneous frames). no_mbuf, quota, missed and rx_error are not in "
+      "receive_packets_total; every other frame received is forwarded or counted here.",
       MetricType::Counter);
   for (const PortSnapshot& port : snap.ports) {
     // A port with a quota draws on its own pool: running dry there is the quota.
@@ -90,7 +95,10 @@ std::vector<MetricFamily> RenderMetrics(const BridgeSnapshot& snap) {
       "is not draining its ring fast enough; link_down: the guest is not connected; mtu: "
       "the frame is larger than the port's MTU (raise mtu= or fix the sender's MTU); "
       "no_mbuf: no buffer for a copy or a segment of the frame (pool exhausted); "
-      "offload_refused: the NIC refused the frame's checksum/TSO request (its limits).",
+      "offload_refused: the NIC refused the frame's checksum/TSO request (its limits); "
+      "vlan: a frame with two tags that would leave the port with its outer tag removed "
+      "(hvswitch carries one tag: sending it would move it into the inner tag's VLAN; "
+      "someone attempts VLAN hopping or stacks tags on an access/native VLAN).",
       MetricType::Counter);
   for (const PortSnapshot& port : snap.ports) {
     for (size_t r = 0; r < kTxDropNames.size(); ++r) {
@@ -127,9 +135,18 @@ std::vector<MetricFamily> RenderMetrics(const BridgeSnapshot& snap) {
   out.push_back(std::move(offload));
   out.push_back(PerPort(snap, "hvswitch_port_learn_limited_total",
                         "Frames forwarded without learning their source because the port "
-                        "has as many MACs as its learn_limit allows (a guest spraying "
-                        "source MACs, or a limit set too low).",
+                        "has as many MACs as its learn limit allows (learn_limit=, 1024 by "
+                        "default on guest ports): a guest spraying source MACs, or a limit "
+                        "set too low.",
                         MetricType::Counter, [](auto& p) { return p.totals.learn_limited; }));
+  out.push_back(PerPort(snap, "hvswitch_port_learn_table_full_total",
+                        "Frames forwarded without learning their source because the MAC "
+                        "table is full for the port: it uses all of its reserved entries "
+                        "and the table's shared rest is taken. Non-zero means the table is "
+                        "too small for this port's MACs (--fdb_capacity) or the port sprays "
+                        "source MACs (set learn_limit= on it); other ports keep their "
+                        "reserve.",
+                        MetricType::Counter, [](auto& p) { return p.totals.learn_table_full; }));
   out.push_back(PerPort(snap, "hvswitch_port_fdb_entries",
                         "MACs currently learned on the port (static entries excluded); "
                         "compare with its learn_limit.",
@@ -189,6 +206,18 @@ std::vector<MetricFamily> RenderMetrics(const BridgeSnapshot& snap) {
   }
   out.push_back(std::move(packets));
   out.push_back(std::move(bursts));
+  MetricFamily learn_drops = Family(
+      "hvswitch_core_learn_queue_drops_total",
+      "Learn requests a worker core dropped because its queue to the control thread was "
+      "full; the source is asked for again a millisecond later. Non-zero means sources "
+      "arrive faster than the control thread learns them (many new MACs at once) or the "
+      "control thread is stalled: learning lags meanwhile and unicast to new MACs floods.",
+      MetricType::Counter);
+  for (const CoreSnapshot& core : snap.cores) {
+    AddSample(learn_drops, {{"core", std::to_string(core.cpu)}},
+              static_cast<double>(core.learn_queue_drops));
+  }
+  out.push_back(std::move(learn_drops));
 
   MetricFamily queue_stats = Family(
       "hvswitch_port_queue_stat_total",

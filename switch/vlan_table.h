@@ -41,10 +41,12 @@ struct VlanTable {
   static VlanTable Build(const std::vector<PortSpec>& specs) { return Build(SpecSlots(specs)); }
 
   // The VLAN of a frame received on `port` (with its tag's TCI when tagged), or kNoVlan
-  // when the port does not take it.
+  // when the port does not take it. A priority-tagged frame (VLAN id 0, 802.1Q) is in the
+  // port's untagged VLAN, like an untagged one.
   uint16_t Ingress(uint16_t port, bool tagged, uint16_t tci) const {
     const PortVlan& pv = ports[port];
-    uint16_t vlan = !tagged ? pv.native_vlan : pv.accepts_tagged ? (tci & 0xfff) : kNoVlan;
+    const uint16_t vid = tci & 0xfff;
+    uint16_t vlan = !tagged || vid == 0 ? pv.native_vlan : pv.accepts_tagged ? vid : kNoVlan;
     return vlan < kVlans && ((members[vlan] >> port) & 1) ? vlan : kNoVlan;
   }
   bool SendsUntagged(uint16_t vlan, uint16_t port) const { return (untagged[vlan] >> port) & 1; }

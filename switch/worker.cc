@@ -37,15 +37,16 @@ void Worker::Run() {
     if (table->reclaim_tx != 0) forwarder_.ReclaimTx();
     uint64_t now = rte_rdtsc();
     if (flushes_by_time_ && forwarder_.HasPending()) forwarder_.FlushExpired(now);
-    const PortTable* next = datapath_.table.load(std::memory_order_acquire);
-    if (next != table) {
+    if (datapath_.table.load(std::memory_order_relaxed) != table) {
       // What waits was meant for the old table's ports (one may be going): sent while
       // that table is still safe to use, i.e. before this round's quiescent state.
       forwarder_.FlushAll();
-      table = next;
-      forwarder_.Use(table);
     }
     quiescence_.Quiescent(id_);
+    // Nothing read before the quiescent state may be used after it (the control thread may
+    // free it as soon as every worker has reported one): the table is read anew.
+    table = datapath_.table.load(std::memory_order_acquire);
+    forwarder_.Use(table);
     (received != 0 ? counters_.busy_cycles : counters_.idle_cycles).Add(now - start);
     start = now;
   }

@@ -90,7 +90,8 @@ class CtlTest(unittest.TestCase):
                                                         port="a"))
         self.assertEqual(a["spec"], f"a,type=vhost-user,path={self.sw.dir}/a.sock")
         self.assertEqual(set(a["rx_drops"]), {"no_mbuf", "malformed", "vlan", "hairpin",
-                                              "bad_offload", "spoofed"})
+                                              "bad_offload", "spoofed", "no_destination",
+                                              "missed", "rx_error"})
         self.assertIn("offload", a)
         b = self.sw.ctl("port", "show", "b")["port"]
         self.assertIn("vlan=7", b["spec"])

@@ -81,6 +81,92 @@ TEST(FdbTest, FlushingAPortForgetsItsEntriesAtOnce) {
   EXPECT_EQ(ports[0], 3);
 }
 
+// The reserve arithmetic at the default size: 65,536 entries, 256 guaranteed to each of
+// the 64 port slots (16,384), the shared rest 49,152.
+TEST(FdbReserveTest, OnePortFillsTheSharedRestEveryOtherKeepsItsReserve) {
+  constexpr uint32_t kCapacity = 65536;
+  static_assert(Fdb::ReserveFor(kCapacity) == 256);
+  static_assert(Fdb::ReserveFor(1 << 20) == 256);   // at most 256 however large
+  static_assert(Fdb::ReserveFor(16384) == 64);      // a quarter of the table otherwise
+  static_assert(Fdb::ReserveFor(64) == 0);
+  std::unique_ptr<Fdb> fdb = *Fdb::Create("fdb_reserve", kCapacity);
+  EXPECT_EQ(fdb->reserve(), 256u);
+  EXPECT_EQ(fdb->shared_capacity(), 49152u);
+  uint64_t next = 1;
+  auto mac = [&] { return Key((next++) << 8); };
+  uint32_t sprayed = 0;
+  while (fdb->Learn(mac(), 0, 0) == LearnResult::kAdded) ++sprayed;
+  EXPECT_EQ(sprayed, 256u + 49152u);  // its reserve and the whole shared rest
+  EXPECT_EQ(fdb->Room(0, 0), LearnRoom::kFull);
+  EXPECT_EQ(fdb->shared_used(), fdb->shared_capacity());
+  // Every other slot still learns its 256, and not one more.
+  for (uint16_t p = 1; p < kMaxPorts; ++p) {
+    EXPECT_EQ(fdb->Room(p, 0), LearnRoom::kYes);
+    for (int i = 0; i < 256; ++i) ASSERT_EQ(fdb->Learn(mac(), p, 0), LearnResult::kAdded) << p;
+    EXPECT_EQ(fdb->Learn(mac(), p, 0), LearnResult::kFull) << p;
+    EXPECT_EQ(fdb->Room(p, 0), LearnRoom::kFull);
+  }
+  EXPECT_EQ(fdb->size(), kCapacity);  // the hash really holds all of it
+  // A learn limit is reported before fullness.
+  EXPECT_EQ(fdb->Room(1, 256), LearnRoom::kLimited);
+  // Refreshes and moves within reserves still work on a full table.
+  EXPECT_EQ(fdb->Learn(Key(1 << 8), 0, 5), LearnResult::kCurrent);
+  // Port 1 is at its reserve, but taking one of port 0's entries is even: port 0 gives a
+  // slot of the shared rest back.
+  EXPECT_EQ(fdb->Learn(Key(2 << 8), 1, 0), LearnResult::kMoved);
+  EXPECT_EQ(fdb->learned(1), 257u);
+  // Removing one of port 5's entries frees a slot of its reserve, for port 5 only.
+  fdb->FlushPort(5);
+  EXPECT_EQ(fdb->Age(0, 0, [] {}).flushed, 256u);
+  EXPECT_EQ(fdb->Learn(mac(), 0, 0), LearnResult::kFull);
+  EXPECT_EQ(fdb->Learn(mac(), 5, 0), LearnResult::kAdded);
+}
+
+// Flushed entries hold their hash slot until Age: a port that is flushed and refills its
+// reserve over and over (a guest reconnecting in a loop) must not crowd out the others'
+// reserves in the meantime, and the hash must never refuse a port within its reserve.
+TEST(FdbReserveTest, FlushedButNotAgedEntriesStillCountAgainstTheirPort) {
+  constexpr uint32_t kCapacity = 16384;  // reserve 64
+  std::unique_ptr<Fdb> fdb = *Fdb::Create("fdb_reserve_flush", kCapacity);
+  ASSERT_EQ(fdb->reserve(), 64u);
+  uint64_t next = 1;
+  auto mac = [&] { return Key((next++) << 8); };
+  for (int round = 0; round < 5; ++round) {
+    while (fdb->Learn(mac(), 0, 0) == LearnResult::kAdded) {
+    }
+    fdb->FlushPort(0);  // no Age in between
+    EXPECT_EQ(fdb->learned(0), 0u);
+  }
+  // Port 0's reserve is taken by its own flushed entries: it is refused until they age.
+  EXPECT_EQ(fdb->Room(0, 0), LearnRoom::kFull);
+  for (uint16_t p = 1; p < kMaxPorts; ++p) {
+    for (int i = 0; i < 64; ++i) ASSERT_EQ(fdb->Learn(mac(), p, 0), LearnResult::kAdded) << p;
+  }
+  EXPECT_LE(fdb->size(), kCapacity);
+  // Relearning one of its own flushed MACs takes nothing new: allowed.
+  EXPECT_EQ(fdb->Learn(Key(3 << 8), 0, 0), LearnResult::kAdded);
+  fdb->Age(0, 0, [] {});
+  EXPECT_EQ(fdb->Room(0, 0), LearnRoom::kYes);
+  EXPECT_EQ(fdb->size(), 63u * 64 + 1);
+}
+
+// Static entries take from the shared rest, never from a port's reserve.
+TEST(FdbReserveTest, StaticEntriesComeFromTheSharedRest) {
+  std::unique_ptr<Fdb> fdb = *Fdb::Create("fdb_reserve_static", 1024);  // reserve 4
+  ASSERT_EQ(fdb->reserve(), 4u);
+  ASSERT_EQ(fdb->shared_capacity(), 1024u - 256);
+  for (uint64_t i = 0; i < 10; ++i) ASSERT_TRUE(fdb->AddStatic(Key((0x1000 + i) << 8), 3).ok());
+  uint32_t n = 0;
+  while (fdb->Learn(Key((++n) << 8), 0, 0) == LearnResult::kAdded) {
+  }
+  EXPECT_EQ(n - 1, 4u + 768 - 10);
+  EXPECT_FALSE(fdb->AddStatic(Key(0xffff00), 3).ok());  // the shared rest is full
+  EXPECT_EQ(fdb->Learn(Key(0xfffe00), 7, 0), LearnResult::kAdded);  // 7's reserve is not
+  // A learned entry beyond its port's reserve may become static: its slot was shared.
+  EXPECT_TRUE(fdb->AddStatic(Key(100 << 8), 3).ok());
+  EXPECT_EQ(fdb->statics(), 11u);
+}
+
 TEST(LearnQueueTest, RepeatsAreFilteredForAWhile) {
   std::unique_ptr<LearnQueue> q = *LearnQueue::Create("learn_filter", 64);
   q->set_repeat_cycles(1000);
@@ -113,6 +199,29 @@ TEST(FdbTest, LearnLimitStopsNewMacsAndMovesButNotRefreshes) {
   EXPECT_EQ(fdb->Age(0, 0, [] {}).flushed, 2u);
   EXPECT_EQ(fdb->learned(1), 1u);
   EXPECT_EQ(fdb->learned(2), 1u);
+}
+
+// A port that goes down again and again before Age runs (a guest reconnecting in a loop)
+// moves its generation on each time: an entry learned generations ago must never match
+// again, however many flushes there were (a 16-bit generation came back after 65536).
+TEST(FdbTest, RepeatedFlushesNeverBringAnOldEntryBack) {
+  std::unique_ptr<Fdb> fdb = *Fdb::Create("fdb_generations", 1024);
+  ASSERT_EQ(fdb->Learn(Key(0x0200), 1, 0), LearnResult::kAdded);
+  uint64_t key = Key(0x0200);
+  uint16_t port = 0;
+  for (uint32_t flush = 1; flush <= 65536 + 2; ++flush) {
+    fdb->FlushPort(1);
+    if (flush >= 65535) {
+      ASSERT_EQ(fdb->LookupBulk(&key, 1, &port), 0u) << "after " << flush << " flushes";
+    }
+  }
+  int current = 0;
+  fdb->ForEach([&](const FdbEntryView&) { ++current; });
+  EXPECT_EQ(current, 0);
+  EXPECT_EQ(fdb->learned(1), 0u);
+  EXPECT_EQ(fdb->Learn(Key(0x0200), 1, 0), LearnResult::kAdded);  // not "current"
+  EXPECT_EQ(fdb->Age(0, 0, [] {}).flushed, 0u);  // relearned in place
+  EXPECT_EQ(fdb->size(), 1u);
 }
 
 TEST(FdbTest, StaticEntriesNeverMoveAgeOrFlush) {

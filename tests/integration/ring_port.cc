@@ -84,7 +84,8 @@ unsigned RingPort::MoveSentTo(RingPort& to, unsigned n) {
 
 rte_mbuf* MakeFrame(rte_mempool* pool, const TestFrame& f) {
   const uint32_t header = RTE_ETHER_HDR_LEN + (f.tag >= 0 ? RTE_VLAN_HLEN : 0);
-  const uint32_t size = header + std::max<uint32_t>(f.payload, 4);
+  const bool inner = f.tag >= 0 && f.inner_tag >= 0;
+  const uint32_t size = header + std::max<uint32_t>(f.payload, inner ? 8 : 4);
   std::vector<uint8_t> bytes(size, 0);
   auto* eth = reinterpret_cast<rte_ether_hdr*>(bytes.data());
   std::memcpy(eth->dst_addr.addr_bytes, &f.dst, 6);
@@ -92,8 +93,13 @@ rte_mbuf* MakeFrame(rte_mempool* pool, const TestFrame& f) {
   if (f.tag >= 0) {
     eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_VLAN);
     auto* tag = reinterpret_cast<rte_vlan_hdr*>(eth + 1);
-    tag->vlan_tci = rte_cpu_to_be_16(static_cast<uint16_t>(f.tag));
-    tag->eth_proto = rte_cpu_to_be_16(0x88b5);
+    tag->vlan_tci = rte_cpu_to_be_16(static_cast<uint16_t>(f.pcp << 13 | f.tag));
+    tag->eth_proto = rte_cpu_to_be_16(inner ? f.inner_tpid : 0x88b5);
+    if (inner) {
+      auto* second = tag + 1;
+      second->vlan_tci = rte_cpu_to_be_16(static_cast<uint16_t>(f.inner_tag));
+      second->eth_proto = rte_cpu_to_be_16(0x88b5);
+    }
   } else {
     eth->ether_type = rte_cpu_to_be_16(0x88b5);
   }
@@ -124,8 +130,19 @@ TestFrame ParseFrame(const rte_mbuf* m) {
   std::memcpy(&f.src, eth->src_addr.addr_bytes, 6);
   uint32_t hlen = RTE_ETHER_HDR_LEN;
   if (eth->ether_type == rte_cpu_to_be_16(RTE_ETHER_TYPE_VLAN)) {
-    f.tag = rte_be_to_cpu_16(reinterpret_cast<const rte_vlan_hdr*>(eth + 1)->vlan_tci) & 0xfff;
+    const auto* tag = reinterpret_cast<const rte_vlan_hdr*>(eth + 1);
+    const uint16_t tci = rte_be_to_cpu_16(tag->vlan_tci);
+    f.tag = tci & 0xfff;
+    f.pcp = static_cast<uint8_t>(tci >> 13);
     hlen += RTE_VLAN_HLEN;
+    const uint16_t next = rte_be_to_cpu_16(tag->eth_proto);
+    if (next == RTE_ETHER_TYPE_VLAN || next == RTE_ETHER_TYPE_QINQ || next == RTE_ETHER_TYPE_QINQ1) {
+      rte_vlan_hdr second;
+      const auto* inner =
+          static_cast<const rte_vlan_hdr*>(rte_pktmbuf_read(m, hlen, sizeof(second), &second));
+      f.inner_tpid = next;
+      f.inner_tag = rte_be_to_cpu_16(inner->vlan_tci) & 0xfff;
+    }
   }
   f.payload = m->pkt_len - hlen;
   uint8_t tail[4];

@@ -38,13 +38,18 @@ class RingPort {
   std::vector<rte_ring*> rx_, tx_;
 };
 
-// What a test frame carries: addresses, an optional 802.1Q tag, the payload size (bytes
-// after the Ethernet and VLAN headers) and a sequence number in the payload's last bytes.
+// What a test frame carries: addresses, an optional 802.1Q tag (with its priority), an
+// optional inner tag behind it (double tagging), the payload size (bytes after the
+// Ethernet and outer VLAN headers: an inner tag is payload) and a sequence number in the
+// payload's last bytes.
 struct TestFrame {
   uint64_t src = 0, dst = 0;  // MACs, first octet in the low byte
-  int tag = -1;               // VLAN id; -1: untagged
-  uint32_t payload = 50;      // >= 4; frames over one buffer become mbuf chains
+  int tag = -1;               // VLAN id; -1: untagged; 0: priority-tagged
+  uint32_t payload = 50;      // >= 4 (>= 8 with an inner tag); larger than a buffer: a chain
   uint32_t seq = 0;
+  uint8_t pcp = 0;            // the outer tag's priority bits
+  int inner_tag = -1;         // tagged frames only: VLAN id of a second tag; -1: none
+  uint16_t inner_tpid = 0x8100;
 };
 
 rte_mbuf* MakeFrame(rte_mempool* pool, const TestFrame& frame);

@@ -5,17 +5,28 @@
 //     (tagged frames of those VLANs; untagged frames are the native VLAN if it has one,
 //     else dropped). A frame in a VLAN the port does not carry is dropped (reason vlan).
 //     VLAN 4095 is reserved: no port carries it.
+//   - A priority-tagged frame (tag with VLAN id 0) belongs where an untagged frame would
+//     (dropped where untagged frames are), but stays tagged.
 //   - A frame leaves untagged on a port's own VLAN (access VLAN, native VLAN, VLAN 0 on a
-//     plain port) and tagged with its VLAN everywhere else.
+//     plain port) and tagged with its VLAN everywhere else. The switch carries one tag: a
+//     tagged frame whose tag is followed by another is not sent where its tag would be
+//     removed (dropped there, reason vlan), lest it appear in the inner tag's VLAN.
 //   Forwarding (within the frame's VLAN)
 //   - A group (multicast/broadcast) destination, or a unicast one not in the table, floods
 //     to every other port that carries the VLAN and whose link is up.
 //   - A unicast destination in the table goes to that one port, unless that port is the
 //     ingress port: then the frame is dropped (hairpin).
 //   - A copy whose payload (frame minus Ethernet and VLAN headers) exceeds the egress
-//     port's MTU is dropped there (reason mtu).
-//   - A frame with a group source address, or too short for its headers, is malformed:
-//     dropped, learns nothing.
+//     port's MTU is dropped there (reason mtu); a unicast copy for a port that is down is
+//     dropped there (reason link_down).
+//   - A flood with no port to go to (none other up in the VLAN) is dropped (reason
+//     no_destination).
+//   - A frame with a group or all-zero source address (checked after its VLAN), or too
+//     short for its headers, is malformed: dropped, learns nothing.
+//   Port security
+//   - A port with allowed MACs takes frames from those sources only; a locked port (lock)
+//     takes the first source it sees and then only that one, until it goes down. Other
+//     sources are dropped (reason spoofed) and learn nothing.
 //   Learning
 //   - The switch applies learning asynchronously (its control thread drains the workers'
 //     requests), so a frame is decided on the table as earlier bursts taught it, never on
@@ -46,6 +57,8 @@ struct PortConfig {
   uint16_t native = 0;        // a trunk's untagged VLAN; 0: none
   uint16_t mtu = 1500;
   uint32_t learn_limit = 0;   // 0: none
+  std::set<uint64_t> allowed;  // allowed source MACs; empty: any (unless locked)
+  bool lock = false;           // the first source seen is the only one allowed
 
   bool Carries(int vlan) const {
     if (vlan < 0 || vlan >= 4095) return false;
@@ -58,10 +71,11 @@ struct PortConfig {
     if (!trunk.empty()) return native != 0 && vlan == native;
     return vlan == 0;
   }
-  // The VLAN of a frame received with `tag` (-1: untagged), or -1 when it is dropped.
+  // The VLAN of a frame received with `tag` (-1: untagged, 0: priority-tagged), or -1 when
+  // it is dropped.
   int Ingress(int tag) const {
     int vlan;
-    if (tag < 0) {
+    if (tag <= 0) {
       vlan = access != 0 ? access : !trunk.empty() ? (native != 0 ? native : -1) : 0;
     } else {
       vlan = access != 0 ? -1 : tag;
@@ -74,9 +88,10 @@ struct Frame {
   uint64_t src, dst;
   int tag = -1;          // VLAN id in an 802.1Q tag; -1: untagged
   uint32_t payload = 50;  // bytes after the Ethernet (and VLAN) header
+  bool inner_tag = false;  // tagged, and a second tag follows the first
 };
 
-enum class Outcome { kForwarded, kHairpin, kMalformed, kVlan };
+enum class Outcome { kForwarded, kHairpin, kMalformed, kVlan, kSpoofed, kNoDestination };
 
 struct Copy {
   uint16_t port;
@@ -92,6 +107,8 @@ struct Result {
   Outcome outcome = Outcome::kForwarded;
   std::vector<Copy> copies;         // ascending by port
   std::vector<uint16_t> mtu_drops;  // ports that dropped their copy for its size
+  std::vector<uint16_t> vlan_drops;  // ports that would have removed its tag of two
+  std::vector<uint16_t> link_down;   // a unicast destination that is down
 };
 
 struct Entry {
@@ -113,9 +130,8 @@ class BridgeModel {
     std::vector<Result> results;
     for (const Frame& f : frames) results.push_back(Decide(in, f, up_mask));
     for (size_t i = 0; i < frames.size(); ++i) {
-      if (results[i].outcome == Outcome::kMalformed || results[i].outcome == Outcome::kVlan) {
-        continue;
-      }
+      const Outcome o = results[i].outcome;
+      if (o == Outcome::kMalformed || o == Outcome::kVlan || o == Outcome::kSpoofed) continue;
       Learn(in, Key(ports_[in].Ingress(frames[i].tag), frames[i].src), now);
     }
     return results;
@@ -128,11 +144,12 @@ class BridgeModel {
   void AddStatic(uint16_t vlan, uint64_t mac, uint16_t port) {
     table_[Key(vlan, mac)] = {port, 0, true};
   }
-  // The port's link went down.
+  // The port's link went down: its learned MACs and its lock go.
   void Flush(uint16_t port) {
     std::erase_if(table_, [&](const auto& kv) {
       return kv.second.port == port && !kv.second.is_static;
     });
+    locked_.erase(port);
   }
   // Removes learned entries not seen for max_age seconds (0: none).
   void Age(uint32_t now, uint32_t max_age) {
@@ -158,15 +175,22 @@ class BridgeModel {
   static uint64_t Key(int vlan, uint64_t mac) { return uint64_t(vlan) << 48 | mac; }
 
  private:
-  Result Decide(uint16_t in, const Frame& f, uint64_t up_mask) const {
+  Result Decide(uint16_t in, const Frame& f, uint64_t up_mask) {
     Result r;
-    if (IsGroup(f.src)) {
-      r.outcome = Outcome::kMalformed;
-      return r;
-    }
     int vlan = ports_[in].Ingress(f.tag);
     if (vlan < 0) {
       r.outcome = Outcome::kVlan;
+      return r;
+    }
+    if (IsGroup(f.src) || f.src == 0) {
+      r.outcome = Outcome::kMalformed;
+      return r;
+    }
+    const PortConfig& in_port = ports_[in];
+    if (in_port.lock && !locked_.count(in)) locked_[in] = f.src;
+    if ((!in_port.allowed.empty() && !in_port.allowed.count(f.src)) ||
+        (in_port.lock && locked_.at(in) != f.src)) {
+      r.outcome = Outcome::kSpoofed;
       return r;
     }
     std::vector<uint16_t> targets;
@@ -175,6 +199,10 @@ class BridgeModel {
       for (uint16_t p = 0; p < ports_.size(); ++p) {
         if (p != in && ((up_mask >> p) & 1) && ports_[p].Carries(vlan)) targets.push_back(p);
       }
+      if (targets.empty()) {
+        r.outcome = Outcome::kNoDestination;
+        return r;
+      }
     } else if (it->second.port == in) {
       r.outcome = Outcome::kHairpin;
       return r;
@@ -182,10 +210,15 @@ class BridgeModel {
       targets.push_back(it->second.port);
     }
     for (uint16_t p : targets) {
+      const bool untagged = ports_[p].SendsUntagged(vlan);
       if (f.payload > ports_[p].mtu) {
         r.mtu_drops.push_back(p);
+      } else if (f.tag >= 0 && f.inner_tag && untagged) {
+        r.vlan_drops.push_back(p);
+      } else if (!((up_mask >> p) & 1)) {
+        r.link_down.push_back(p);
       } else {
-        r.copies.push_back({p, ports_[p].SendsUntagged(vlan) ? -1 : vlan});
+        r.copies.push_back({p, untagged ? -1 : vlan});
       }
     }
     return r;
@@ -208,6 +241,7 @@ class BridgeModel {
   std::vector<PortConfig> ports_;
   std::map<uint64_t, Entry> table_;
   std::map<uint16_t, uint64_t> limited_;
+  std::map<uint16_t, uint64_t> locked_;  // lock ports that saw their first source
 };
 
 }  // namespace hvswitch::model

@@ -139,6 +139,42 @@ TEST(MetricsTest, NamesLabelsAndValuesFollowTheMetricList) {
                               "queue=\"1\",stat=\"good_packets\"} 24\n"));
 }
 
+// Issue 12's new counts: refused learning for a full table, learn requests lost to a full
+// ring (per core), floods with no destination, double-tagged frames not sent, and the
+// device's own receive drops.
+TEST(MetricsTest, EveryRefusalAndDropHasItsSample) {
+  BridgeSnapshot snap;
+  PortSnapshot wire;
+  wire.name = "wire";
+  wire.totals.learn_table_full = 31;
+  wire.totals.rx_drops[static_cast<size_t>(RxDrop::kNoDestination)] = 32;
+  wire.totals.rx_drops[static_cast<size_t>(RxDrop::kMissed)] = 33;
+  wire.totals.rx_drops[static_cast<size_t>(RxDrop::kRxError)] = 34;
+  wire.totals.tx_drops[static_cast<size_t>(TxDrop::kVlan)] = 35;
+  snap.ports = {wire};
+  CoreSnapshot core;
+  core.cpu = 3;
+  core.learn_queue_drops = 36;
+  snap.cores = {core};
+  const std::string text = Render(snap);
+  EXPECT_THAT(text, HasSubstr("hvswitch_port_learn_table_full_total{port=\"wire\"} 31\n"));
+  EXPECT_THAT(text, HasSubstr(
+      "hvswitch_port_receive_drop_total{port=\"wire\",reason=\"no_destination\"} 32\n"));
+  EXPECT_THAT(text, HasSubstr(
+      "hvswitch_port_receive_drop_total{port=\"wire\",reason=\"missed\"} 33\n"));
+  EXPECT_THAT(text, HasSubstr(
+      "hvswitch_port_receive_drop_total{port=\"wire\",reason=\"rx_error\"} 34\n"));
+  EXPECT_THAT(text, HasSubstr(
+      "hvswitch_port_transmit_drop_total{port=\"wire\",reason=\"vlan\"} 35\n"));
+  EXPECT_THAT(text, HasSubstr("hvswitch_core_learn_queue_drops_total{core=\"3\"} 36\n"));
+  // What a non-zero value means is in the HELP text.
+  EXPECT_THAT(text, HasSubstr("# HELP hvswitch_port_learn_table_full_total"));
+  EXPECT_THAT(text, HasSubstr("no_destination: flooded, but no other port is up"));
+  EXPECT_THAT(text, HasSubstr("missed: its receive queue was full"));
+  EXPECT_THAT(text, HasSubstr("vlan: a frame with two tags"));
+  EXPECT_THAT(text, HasSubstr("# HELP hvswitch_core_learn_queue_drops_total"));
+}
+
 TEST(CountersTest, BurstBuckets) {
   EXPECT_EQ(BurstBucket(1), 0u);
   EXPECT_EQ(BurstBucket(2), 1u);

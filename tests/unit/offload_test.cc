@@ -305,6 +305,16 @@ TEST(SegmentationDecisionTest, BadSuperFramesAreDropped) {
   EXPECT_EQ(DecideOffload({ChecksumState::kPartial, true, 0}, layout, tcp.end, caps),
             OffloadAction::kDrop)
       << "segment size 0";
+  for (uint16_t nonsense : {1, 7}) {
+    for (const EgressCaps& to : {caps, EgressCaps{}}) {  // passed whole or cut here
+      EXPECT_EQ(DecideOffload({ChecksumState::kPartial, true, nonsense}, layout, tcp.end, to),
+                OffloadAction::kDrop)
+          << "segment size " << nonsense << ": no TCP stack sends that";
+    }
+  }
+  EXPECT_EQ(DecideOffload({ChecksumState::kPartial, true, kMinSegmentSize}, layout, tcp.end,
+                          caps),
+            OffloadAction::kPassSuperFrame);
   HeaderLayout padded = ParseHeaders(tcp.bytes.data(), tcp.bytes.size(), tcp.bytes.size());
   EXPECT_EQ(DecideOffload({ChecksumState::kPartial, true, 1448}, padded, tcp.bytes.size(), caps),
             OffloadAction::kDrop)

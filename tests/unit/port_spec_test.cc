@@ -56,6 +56,8 @@ TEST(PortSpecTest, RoundTripsThroughToString) {
   for (const char* text : {"vm1,type=vhost-user,path=/a,client=1,queues=2",
                            "m,type=memif,path=/b,id=3", "n,type=dpdk,devargs=net_tap0,iface=x",
                            "v,type=vhost-user,path=/c,vlan=10,mtu=9000,learn_limit=64",
+                           "u,type=vhost-user,path=/c,learn_limit=0",
+                           "w,type=dpdk,learn_limit=0,devargs=net_null0",
                            "t,type=memif,path=/d,trunk=10,20-22,30,native=5",
                            "r,type=dpdk,mtu=9000,queues=4,devargs=0000:03:00.0",
                            "s,type=vhost-user,path=/e,mac=02:00:00:00:00:01,0a:bc:00:00:00:02",
@@ -83,9 +85,28 @@ TEST(PortSpecTest, VlansMtuAndLearnLimit) {
   EXPECT_EQ(plain.access_vlan, 0);
   EXPECT_TRUE(plain.trunk_vlans.empty());
   EXPECT_EQ(plain.mtu, 1500);
-  EXPECT_EQ(plain.learn_limit, 0u);
   PortSpec nic = *ParsePortSpec("n,type=dpdk,queues=4,devargs=net_null0");
   EXPECT_EQ(nic.queues, 4);
+}
+
+// Guest ports learn at most 1024 MACs unless learn_limit= says otherwise (0: no limit);
+// other ports have no limit by default. "Not given" and "0" stay apart through ToString.
+TEST(PortSpecTest, GuestPortsHaveADefaultLearnLimit) {
+  for (const char* guest : {"g,type=vhost-user,path=/g", "m,type=memif,path=/m"}) {
+    PortSpec spec = *ParsePortSpec(guest);
+    EXPECT_FALSE(spec.learn_limit.has_value()) << guest;
+    EXPECT_EQ(spec.LearnLimit(), kDefaultGuestLearnLimit) << guest;
+    EXPECT_EQ(kDefaultGuestLearnLimit, 1024u);
+    EXPECT_EQ(spec.ToString(), guest);
+    PortSpec unlimited = *ParsePortSpec(std::string(guest) + ",learn_limit=0");
+    EXPECT_EQ(unlimited.LearnLimit(), 0u) << guest;
+    EXPECT_EQ(unlimited.ToString(), std::string(guest) + ",learn_limit=0");
+    EXPECT_EQ(ParsePortSpec(unlimited.ToString())->learn_limit, std::optional<uint32_t>(0));
+    EXPECT_EQ(ParsePortSpec(std::string(guest) + ",learn_limit=50")->LearnLimit(), 50u);
+  }
+  PortSpec nic = *ParsePortSpec("n,type=dpdk,devargs=net_null0");
+  EXPECT_EQ(nic.LearnLimit(), 0u);
+  EXPECT_EQ(ParsePortSpec("n,type=dpdk,learn_limit=9,devargs=net_null0")->LearnLimit(), 9u);
 }
 
 TEST(PortSpecTest, PortSecurity) {

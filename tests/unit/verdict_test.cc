@@ -66,11 +66,16 @@ TEST(VerdictTest, MatchesReferenceModelOnRandomTraffic) {
       bool hit = it != table.end();
       Verdict v = Decide(in, IsGroupKey(dst), hit, hit ? it->second : 0);
       if (v.kind == VerdictKind::kHairpinDrop) got.outcome = model::Outcome::kHairpin;
-      if (v.kind == VerdictKind::kUnicast) got.copies.push_back({v.port, -1});
+      if (v.kind == VerdictKind::kUnicast && ((up >> v.port) & 1)) {
+        got.copies.push_back({v.port, -1});
+      } else if (v.kind == VerdictKind::kUnicast) {
+        got.link_down.push_back(v.port);
+      }
       if (v.kind == VerdictKind::kFlood) {
         for (uint16_t p = 0; p < kPorts; ++p) {
           if (p != in && ((up >> p) & 1)) got.copies.push_back({p, -1});
         }
+        if (got.copies.empty()) got.outcome = model::Outcome::kNoDestination;
       }
       auto src_it = table.find(src);
       if (WantsLearn(in, false, src_it != table.end(), src_it == table.end() ? 0 : src_it->second)) {
@@ -79,6 +84,7 @@ TEST(VerdictTest, MatchesReferenceModelOnRandomTraffic) {
     }
     ASSERT_EQ(got.outcome, expected.outcome) << "frame " << frame;
     ASSERT_EQ(got.copies, expected.copies) << "frame " << frame;
+    ASSERT_EQ(got.link_down, expected.link_down) << "frame " << frame;
   }
   std::map<uint64_t, uint16_t> model_table;
   for (const auto& [key, entry] : model.table()) model_table[key] = entry.port;
@@ -117,7 +123,8 @@ TEST(VlanTableTest, MatchesReferenceModelForRandomPortConfigurations) {
       uint16_t got = table.Ingress(p, false, 0);
       ASSERT_EQ(got == kNoVlan ? -1 : got, untagged) << "round " << round << " port " << p;
       for (int v : vlans) {
-        uint16_t tci = static_cast<uint16_t>(v | (rng() % 8) << 13);  // priority bits ignored
+        // The priority bits are ignored; VLAN id 0 (priority-tagged) is the untagged VLAN.
+        uint16_t tci = static_cast<uint16_t>(v | (rng() % 8) << 13);
         got = table.Ingress(p, true, tci);
         ASSERT_EQ(got == kNoVlan ? -1 : got, c.Ingress(v)) << "round " << round << " vlan " << v;
         ASSERT_EQ(((table.members[v] >> p) & 1) != 0, c.Carries(v)) << "vlan " << v;

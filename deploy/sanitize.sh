@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs tests under sanitizers, each kind in a clang build directory of its own:
 #   deploy/sanitize.sh asan   build-asan/: AddressSanitizer + UndefinedBehaviorSanitizer
-#                             (+ LeakSanitizer) over the unit and integration tests and
+#                             (+ LeakSanitizer) over the unit, integration and soak tests and
 #                             every e2e test that needs no QEMU (daemon, hvswitchctl and
 #                             guests instrumented)
 #   deploy/sanitize.sh tsan   build-tsan/: ThreadSanitizer over the multi-worker

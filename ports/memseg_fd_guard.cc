@@ -1,7 +1,8 @@
 #include "ports/memseg_fd_guard.h"
 
+#include "ports/interposed_call.h"
+
 #include <rte_memory.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <array>
@@ -50,5 +51,5 @@ bool Protects(int fd) {
 
 extern "C" int close(int fd) {
   if (fd >= 0 && hvswitch::memseg_fd_guard::Protects(fd)) return 0;
-  return static_cast<int>(syscall(SYS_close, fd));
+  return hvswitch::interposed::Close(fd);
 }

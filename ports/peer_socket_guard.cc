@@ -1,10 +1,11 @@
 #include "ports/peer_socket_guard.h"
 
+#include "ports/interposed_call.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -36,20 +37,16 @@ void SetPeerTimeouts(int fd) {
   setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
 }
 
-int KernelConnect(int fd, const sockaddr* addr, socklen_t len) {
-  return static_cast<int>(syscall(SYS_connect, fd, addr, len));
-}
-
 int Connect(int fd, const sockaddr* addr, socklen_t len) {
   const bool peer = addr != nullptr && addr->sa_family == AF_UNIX &&
                     (t_control || CallerIs("vhost_reconn"));
-  if (!peer) return KernelConnect(fd, addr, len);
+  if (!peer) return interposed::Connect(fd, addr, len);
   const int flags = fcntl(fd, F_GETFL);
   if (t_control && flags >= 0 && !(flags & O_NONBLOCK)) {
     const timeval bounded = Millis(kConnectTimeoutMs);
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &bounded, sizeof(bounded));
   }
-  const int rc = KernelConnect(fd, addr, len);
+  const int rc = interposed::Connect(fd, addr, len);
   const int saved = errno;
   SetPeerTimeouts(fd);  // replaces the connect bound
   errno = saved;
@@ -74,6 +71,5 @@ extern "C" int connect(int fd, const sockaddr* addr, socklen_t len) {
 }
 
 extern "C" int accept(int fd, sockaddr* addr, socklen_t* len) {
-  return hvswitch::peer_socket_guard::Accepted(
-      static_cast<int>(syscall(SYS_accept, fd, addr, len)));
+  return hvswitch::peer_socket_guard::Accepted(hvswitch::interposed::Accept(fd, addr, len));
 }

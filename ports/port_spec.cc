@@ -138,6 +138,19 @@ std::string PortSpec::ToString() const {
 
 absl::StatusOr<PortSpec> ParsePortSpec(absl::string_view text) {
   PortSpec spec;
+  // A spec is one line: a control character (a newline in a path would start an option
+  // of its own in a saved configuration) or a space at either end never survives
+  // `config save`, so it is refused here, whoever gives it.
+  if (text.empty()) return PortError("", "empty port spec");
+  for (char c : text) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      return PortError(text.substr(0, text.find(',')),
+                       "control characters are not allowed in a port spec");
+    }
+  }
+  if (text.front() == ' ' || text.back() == ' ') {
+    return PortError(text.substr(0, text.find(',')), "spaces at either end of the spec");
+  }
   // devargs swallows the rest of the line, commas included, so split it off first.
   absl::string_view devargs;
   bool has_devargs = false;

@@ -8,6 +8,7 @@
 #include <rte_mbuf.h>
 
 #include <ctime>
+#include <mutex>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -152,7 +153,7 @@ absl::Status Bridge::AddPort(const PortSpec& spec) {
         spec.name, dp.nb_txq, nb_workers);
   }
   {
-    absl::MutexLock lock(&ports_mu_);
+    std::unique_lock lock(ports_mu_);
     // No worker counts for an empty slot: the sums are what the slot's last port left.
     PortTotals base;
     for (size_t w = 0; w < workers_.size(); ++w) base.AddFrom(counters_[w].ports[slot]);
@@ -208,7 +209,7 @@ absl::Status Bridge::RemovePort(absl::string_view name) {
   std::unique_ptr<Port> port;
   rte_mempool* pool = nullptr;
   {
-    absl::MutexLock lock(&ports_mu_);
+    std::unique_lock lock(ports_mu_);
     port = std::move(ports_[slot]);
     pool = port_pools_[slot];
     port_pools_[slot] = nullptr;
@@ -425,6 +426,9 @@ void Bridge::StopWorkers() {
   if (workers_running_) {
     for (unsigned lcore : config_.worker_lcores) rte_eal_wait_lcore(lcore);
     workers_running_ = false;
+    // rte_eal_wait_lcore synchronises inside DPDK, out of ThreadSanitizer's sight; the
+    // workers' last (offline) report, read here, tells it too that they are done.
+    quiescence_->Synchronize();
   }
 }
 
@@ -637,7 +641,7 @@ BridgeSnapshot Bridge::Snapshot() const {
   snap.mbufs = pool_->size;
   snap.mbufs_in_use = rte_mempool_in_use_count(pool_);
   uint64_t up_mask = datapath_.up_mask.load(std::memory_order_relaxed);
-  absl::ReaderMutexLock lock(&ports_mu_);
+  std::shared_lock lock(ports_mu_);
   for (size_t p = 0; p < ports_.size(); ++p) {
     if (ports_[p] == nullptr) continue;
     const Port& port = *ports_[p];

@@ -13,10 +13,10 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <shared_mutex>
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "ports/port.h"
 #include "switch/bridge_control.h"
 #include "switch/bridge_snapshot.h"
@@ -142,8 +142,9 @@ class Bridge : public BridgeControl {
   BridgeConfig config_;
   rte_mempool* pool_ = nullptr;
   // Snapshot reads the ports from another thread; the control thread takes the lock to
-  // change them (and reads them without it: it is the only writer).
-  mutable absl::Mutex ports_mu_;
+  // change them (and reads them without it: it is the only writer). A pthread lock, not
+  // absl::Mutex: Debian's Abseil is not built for ThreadSanitizer, which would not see it.
+  mutable std::shared_mutex ports_mu_;
   // Indexed by slot (kMaxPorts), null where no port is.
   std::vector<std::unique_ptr<Port>> ports_;
   // Per slot: the port's own pool when it has a quota (quota=N), else null (the shared pool).

@@ -98,6 +98,7 @@ json PortJson(const PortSnapshot& port, bool detail) {
   j["tx_bytes"] = port.totals.tx_bytes;
   j["tx_bursts"] = port.totals.tx_bursts;
   j["learn_limited"] = port.totals.learn_limited;
+  j["learn_table_full"] = port.totals.learn_table_full;
   if (port.quota != 0) {
     j["buffer_quota"] = port.quota;
     j["buffers_in_use"] = port.buffers_in_use;

@@ -392,7 +392,8 @@ std::string UsageText() {
                    native=N carries VLAN N untagged
       (neither)    every VLAN, untagged frames in VLAN 0
       mtu=N        68-9000 (default 1500); larger frames are dropped (reason mtu)
-      learn_limit=N  MACs the port may teach the FDB (default 0: no limit)
+      learn_limit=N  MACs the port may teach the FDB (default 1024 on vhost-user and
+                   memif ports, none on dpdk ports; 0: no limit)
       mac=MAC[,MAC...]  port security: the only source MACs accepted (up to 8)
       lock=1       port security: only the first source MAC, until the guest goes
       quota=N      the port's frames hold at most N packet buffers (a pool of its own)

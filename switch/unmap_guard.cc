@@ -1,10 +1,10 @@
 #include "switch/unmap_guard.h"
 
 #include <sys/mman.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <atomic>
+
+#include "ports/interposed_call.h"
 
 namespace hvswitch::unmap_guard {
 namespace {
@@ -24,5 +24,5 @@ extern "C" int munmap(void* addr, size_t length) noexcept {
   using namespace hvswitch::unmap_guard;
   hvswitch::WorkerQuiescence* quiescence = g_quiescence.load();
   if (quiescence != nullptr && !t_is_worker) quiescence->Synchronize();
-  return static_cast<int>(syscall(SYS_munmap, addr, length));
+  return hvswitch::interposed::Munmap(addr, length);
 }

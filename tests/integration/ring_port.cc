@@ -49,7 +49,7 @@ RingPort::~RingPort() {
     rte_eth_dev_close(eth_port_);
   }
   for (rte_ring* r : rx_) {
-    void* m;
+    void* m = nullptr;
     while (rte_ring_dequeue(r, &m) == 0) rte_pktmbuf_free(static_cast<rte_mbuf*>(m));
     rte_ring_free(r);
   }

@@ -145,6 +145,7 @@ TEST(WorkersTest, TwoWorkersForwardConcurrentlyAndCountersAddUp) {
   while (!all_sent() && rte_get_tsc_cycles() < deadline) rte_delay_ms(1);
   stop.store(true);
   for (uint16_t w = 0; w < kWorkers; ++w) rte_eal_wait_lcore(lcores[w]);
+  quiescence->Synchronize();  // the workers' offline reports: done, in TSan's sight too
   all_sent();
 
   uint64_t busy[kWorkers] = {};
@@ -235,6 +236,7 @@ TEST(WorkersTest, TwoWorkersRaceForALockedPortAndOneSourceWins) {
   while (received() < kTotal && rte_get_tsc_cycles() < deadline) rte_delay_ms(1);
   stop.store(true);
   for (uint16_t w = 0; w < kWorkers; ++w) rte_eal_wait_lcore(lcores[w]);
+  quiescence->Synchronize();  // the workers' offline reports: done, in TSan's sight too
 
   std::map<uint64_t, uint32_t> delivered;  // by source
   for (rte_mbuf* m : ports[1]->TakeSent()) {
@@ -351,6 +353,7 @@ TEST(WorkersTest, NoWorkerUsesATableAfterItsGracePeriod) {
   }
   stop.store(true);
   for (uint16_t w = 0; w < kWorkers; ++w) rte_eal_wait_lcore(lcores[w]);
+  quiescence->Synchronize();  // the workers' offline reports: done, in TSan's sight too
   for (rte_mbuf* m : trap->TakeSent()) {
     ++trapped;
     rte_pktmbuf_free(m);

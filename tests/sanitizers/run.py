@@ -3,7 +3,7 @@
 The tests are those meson defines (taken from `meson introspect --tests`, so a new unit,
 integration or e2e test is covered without a change here), run one at a time with their
 own command and environment plus the sanitizers' options:
-  asan: every unit, integration and e2e test but those needing QEMU;
+  asan: every unit, integration, e2e and soak test but those needing QEMU;
   tsan: the multi-worker integration test (gtest filter) and the port-churn e2e test,
         with the guests from build/ (uninstrumented: their only other threads are DPDK's
         own interrupt threads, whose fd handling TSan cannot judge).
@@ -39,7 +39,7 @@ def selected(mode, tests):
         return {s.split(":")[-1] for s in t["suite"]}
     for t in tests:
         if mode == "asan":
-            if suites(t) & {"unit", "integration"} or (
+            if suites(t) & {"unit", "integration", "soak"} or (
                     "e2e" in suites(t) and t["name"] not in NEEDS_QEMU):
                 yield t, [], {}
         elif t["name"] == "datapath":

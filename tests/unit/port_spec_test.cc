@@ -208,3 +208,25 @@ TEST(PortDevargsTest, RecognisesPciAddresses) {
 
 }  // namespace
 }  // namespace hvswitch
+
+namespace hvswitch {
+namespace {
+
+// A spec is one line of a saved configuration: a newline in a path would start an option
+// of its own there (ctl_group=, eal=...) when root starts hvswitch again from it.
+TEST(PortSpecTest, ControlCharactersEdgeSpacesAndEmptyTextAreRefused) {
+  for (std::string text :
+       {std::string("vm,type=vhost-user,path=/run/a.sock\nctl_group=users"),
+        std::string("vm,type=vhost-user,path=/run/a\x01.sock"),
+        std::string("vm,type=vhost-user,path=/run/a.sock\x7f"),
+        std::string("vm,type=dpdk,devargs=net_pcap0,tx_pcap=/tmp/x\r"),
+        std::string("vm,type=vhost-user,path=/run/a\0.sock", 35),
+        std::string(" vm,type=vhost-user,path=/run/a.sock"),
+        std::string("vm,type=vhost-user,path=/run/a.sock "), std::string()}) {
+    EXPECT_FALSE(ParsePortSpec(text).ok()) << text;
+  }
+  EXPECT_FALSE(ParsePortSpec(absl::string_view()).ok());
+}
+
+}  // namespace
+}  // namespace hvswitch

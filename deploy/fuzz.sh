@@ -41,7 +41,11 @@ if [ ! -f build-fuzz/build.ninja ]; then
 elif ! grep -q 'fsanitize=address,undefined' build-fuzz/build.ninja; then
   meson configure build-fuzz -Db_sanitize=address,undefined  # a build-fuzz/ from before UBSan
 fi
-ninja -C build-fuzz "tests/${target}_fuzz" >/dev/null
+# Quiet when it builds; the compiler's messages when it does not.
+if ! log=$(ninja -C build-fuzz "tests/${target}_fuzz" 2>&1); then
+  echo "$log" >&2
+  exit 1
+fi
 corpus=build-fuzz/corpus-$target
 seeds=build-fuzz/seeds-$target
 mkdir -p "$corpus" "$seeds"

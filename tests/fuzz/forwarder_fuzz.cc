@@ -346,12 +346,12 @@ struct Run {
         if (config[p].spec.lock_mac && allowed.count.load() == 0) PublishMacs(p, {mac});
         const uint32_t count = allowed.count.load();
         if (count != 0 && !allowed.Allows(mac, count)) continue;
-        g->fdb->Learn(requests[i].key, p, now, config[p].spec.learn_limit);
+        g->fdb->Learn(requests[i].key, p, now, config[p].spec.LearnLimit());
       }
     }
     uint64_t blocked = 0;
     for (uint16_t p = 0; p < nb_ports; ++p) {
-      const uint32_t limit = config[p].spec.learn_limit;
+      const uint32_t limit = config[p].spec.LearnLimit();
       if (limit != 0 && g->fdb->learned(p) >= limit) blocked |= uint64_t{1} << p;
     }
     datapath.learn_blocked_mask.store(blocked);

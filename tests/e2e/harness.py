@@ -254,8 +254,10 @@ class Guest:
             left = deadline - time.monotonic()
             if left <= 0 or self.proc.poll() is not None:
                 raise AssertionError(f"guest {self.name}: no answer (exit {self.proc.poll()})")
-            r, _, _ = select.select([self.proc.stdout], [], [], left)
-            if r:
+            # poll, not select: a long soak's descriptors may number above FD_SETSIZE.
+            poller = select.poll()
+            poller.register(self.proc.stdout, select.POLLIN)
+            if poller.poll(left * 1000):
                 chunk = os.read(self.proc.stdout.fileno(), 65536)
                 if not chunk:
                     raise AssertionError(f"guest {self.name} closed its output")
@@ -288,6 +290,18 @@ class Guest:
     def kill(self):
         self.proc.kill()
         self.proc.wait()
+        self._release()
+
+    def _release(self):
+        """Closes our ends of the guest's pipes once it has exited: a soak starts
+        thousands of guests, and the pipes of each would otherwise stay open here."""
+        for pipe in (self.proc.stdin, self.proc.stdout):
+            try:
+                pipe.close()
+            except OSError:  # stdin: a flush of unread input to a dead process
+                pass
+        if self.proc in _live:
+            _live.remove(self.proc)
 
     def quit(self):
         if self.proc.poll() is None:
@@ -299,3 +313,4 @@ class Guest:
                 self.proc.wait(10)
             except subprocess.TimeoutExpired:
                 self.kill()
+        self._release()

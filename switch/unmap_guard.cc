@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 
 #include <atomic>
+#include <thread>
 
 #include "ports/interposed_call.h"
 
@@ -10,11 +11,21 @@ namespace hvswitch::unmap_guard {
 namespace {
 
 std::atomic<WorkerQuiescence*> g_quiescence{nullptr};
+// Unmaps that may be using the installed quiescence. Install() waits for them to leave,
+// so that its caller may free the one it replaced: the memif PMD unmaps on the interrupt
+// thread whenever a peer goes, also while the switch stops (ThreadSanitizer saw
+// Synchronize() read a WorkerQuiescence that ~Bridge was deleting).
+std::atomic<int> g_unmaps_inside{0};
 thread_local bool t_is_worker = false;
 
 }  // namespace
 
-void Install(WorkerQuiescence* quiescence) { g_quiescence.store(quiescence); }
+void Install(WorkerQuiescence* quiescence) {
+  g_quiescence.store(quiescence);
+  while (g_unmaps_inside.load() != 0) std::this_thread::yield();
+}
+
+int UnmapsWaiting() { return g_unmaps_inside.load(); }
 
 void MarkWorkerThread() { t_is_worker = true; }
 
@@ -22,7 +33,13 @@ void MarkWorkerThread() { t_is_worker = true; }
 
 extern "C" int munmap(void* addr, size_t length) noexcept {
   using namespace hvswitch::unmap_guard;
-  hvswitch::WorkerQuiescence* quiescence = g_quiescence.load();
-  if (quiescence != nullptr && !t_is_worker) quiescence->Synchronize();
+  if (!t_is_worker) {
+    // Counted before the load: Install() either sees this unmap inside, or this unmap
+    // sees what Install() stored (both sequentially consistent).
+    g_unmaps_inside.fetch_add(1);
+    hvswitch::WorkerQuiescence* quiescence = g_quiescence.load();
+    if (quiescence != nullptr) quiescence->Synchronize();
+    g_unmaps_inside.fetch_sub(1);
+  }
   return hvswitch::interposed::Munmap(addr, length);
 }

@@ -15,8 +15,13 @@
 
 namespace hvswitch::unmap_guard {
 
-// Control thread: start or stop guarding (nullptr stops).
+// Control thread: start or stop guarding (nullptr stops). Returns once no unmap is still
+// using the quiescence installed before: the caller may then free it. Call it with the
+// workers stopped or running, never from a worker.
 void Install(WorkerQuiescence* quiescence);
+
+// Unmaps inside the guard now (tests: to know one is waiting for the workers).
+int UnmapsWaiting();
 
 // Worker thread: marks the calling thread as a worker, whose own unmaps never wait.
 void MarkWorkerThread();

@@ -25,7 +25,7 @@ class StubBridge : public BridgeControl {
       snap.ports.clear();
     } else {
       snap.cores.resize(1);
-      snap.fdb_entries = fdb_.size();
+      snap[SwitchStat::kFdbEntries] = fdb_.size();
     }
     for (size_t p = 0; p < ports_.size(); ++p) {
       if (ports_[p].name.empty()) continue;

@@ -27,14 +27,13 @@ PortSnapshot Counted(const std::string& name, uint64_t first) {
   port.name = name;
   uint64_t v = first;
   PortTotals& t = port.totals;
-  for (uint64_t* cell : {&t.rx_packets, &t.rx_bytes, &t.tx_packets, &t.tx_bytes,
-                         &t.learn_limited, &t.learn_table_full, &t.tx_bursts, &t.csum_hw,
-                         &t.csum_sw, &t.tso_hw, &t.tso_sw}) {
-    *cell = v++;
+  for (uint64_t& cell : t.counts) cell = v++;
+  // The device's no_mbuf after the tx drops: where it was before it became a reason.
+  for (size_t r = 0; r < t.rx_drops.size(); ++r) {
+    if (r != static_cast<size_t>(RxDrop::kNoMbuf)) t.rx_drops[r] = v++;
   }
-  for (uint64_t& cell : t.rx_drops) cell = v++;
   for (uint64_t& cell : t.tx_drops) cell = v++;
-  port.rx_no_mbuf = v++;
+  t[RxDrop::kNoMbuf] = v++;
   port.fdb_learned = v++;
   return port;
 }
@@ -52,24 +51,24 @@ BridgeSnapshot Counters() {
   for (unsigned cpu : {1u, 3u}) {
     CoreSnapshot core;
     core.cpu = cpu;
-    core.busy_cycles = 900000 * cpu;
-    core.idle_cycles = 300000 * cpu;
-    core.rx_packets = 4000 * cpu;
+    core[CoreCounter::kBusyCycles] = 900000 * cpu;
+    core[CoreCounter::kIdleCycles] = 300000 * cpu;
+    core[CoreCounter::kPackets] = 4000 * cpu;
     for (size_t b = 0; b < core.rx_bursts.size(); ++b) core.rx_bursts[b] = 10 * cpu + b;
-    core.learn_queue_drops = 5 * cpu;
+    core[CoreCounter::kLearnQueueDrops] = 5 * cpu;
     snap.cores.push_back(core);
   }
-  snap.fdb_entries = 3001;
-  snap.fdb_learned = 3002;
-  snap.fdb_moves = 3003;
-  snap.fdb_aged = 3004;
-  snap.fdb_flushed = 3005;
-  snap.fdb_static = 3006;
-  snap.fdb_static_refused = 3007;
-  snap.fdb_locked_refused = 3008;
-  snap.mbufs = 3009;
-  snap.mbufs_in_use = 3010;
-  snap.capture_missed = 3011;
+  snap[SwitchStat::kFdbEntries] = 3001;
+  snap[SwitchStat::kFdbLearned] = 3002;
+  snap[SwitchStat::kFdbMoves] = 3003;
+  snap[SwitchStat::kFdbAged] = 3004;
+  snap[SwitchStat::kFdbFlushed] = 3005;
+  snap[SwitchStat::kFdbStatic] = 3006;
+  snap[SwitchStat::kFdbStaticRefused] = 3007;
+  snap[SwitchStat::kFdbLockedRefused] = 3008;
+  snap[SwitchStat::kMbufs] = 3009;
+  snap[SwitchStat::kMbufsInUse] = 3010;
+  snap[SwitchStat::kCaptureMissed] = 3011;
   return snap;
 }
 

@@ -35,14 +35,13 @@ BridgeSnapshot TwoPorts() {
     port.up = port.name == "vm1";
     port.mtu = port.name == "vm1" ? 1500 : 9000;
     PortTotals& t = port.totals;
-    for (uint64_t* cell : {&t.rx_packets, &t.rx_bytes, &t.tx_packets, &t.tx_bytes,
-                           &t.learn_limited, &t.learn_table_full, &t.tx_bursts, &t.csum_hw,
-                           &t.csum_sw, &t.tso_hw, &t.tso_sw}) {
-      *cell = v++;
+    for (uint64_t& cell : t.counts) cell = v++;
+    // The device's no_mbuf after the tx drops: where it was before it became a reason.
+    for (size_t r = 0; r < t.rx_drops.size(); ++r) {
+      if (r != static_cast<size_t>(RxDrop::kNoMbuf)) t.rx_drops[r] = v++;
     }
-    for (uint64_t& cell : t.rx_drops) cell = v++;
     for (uint64_t& cell : t.tx_drops) cell = v++;
-    port.rx_no_mbuf = v++;
+    t[RxDrop::kNoMbuf] = v++;
     port.fdb_learned = v++;
     snap.ports.push_back(port);
   }
@@ -53,24 +52,24 @@ BridgeSnapshot TwoPorts() {
   for (unsigned cpu : {1u, 2u}) {
     CoreSnapshot core;
     core.cpu = cpu;
-    core.busy_cycles = 900 * cpu;
-    core.idle_cycles = 100 * cpu;
-    core.rx_packets = 70 * cpu;
+    core[CoreCounter::kBusyCycles] = 900 * cpu;
+    core[CoreCounter::kIdleCycles] = 100 * cpu;
+    core[CoreCounter::kPackets] = 70 * cpu;
     for (size_t b = 0; b < core.rx_bursts.size(); ++b) core.rx_bursts[b] = b + cpu;
-    core.learn_queue_drops = 36 * cpu;
+    core[CoreCounter::kLearnQueueDrops] = 36 * cpu;
     snap.cores.push_back(core);
   }
-  snap.fdb_entries = 4;
-  snap.fdb_learned = 6;
-  snap.fdb_moves = 2;
-  snap.fdb_aged = 8;
-  snap.fdb_flushed = 9;
-  snap.fdb_static = 15;
-  snap.fdb_static_refused = 16;
-  snap.fdb_locked_refused = 21;
-  snap.mbufs = 4096;
-  snap.mbufs_in_use = 1234;
-  snap.capture_missed = 25;
+  snap[SwitchStat::kFdbEntries] = 4;
+  snap[SwitchStat::kFdbLearned] = 6;
+  snap[SwitchStat::kFdbMoves] = 2;
+  snap[SwitchStat::kFdbAged] = 8;
+  snap[SwitchStat::kFdbFlushed] = 9;
+  snap[SwitchStat::kFdbStatic] = 15;
+  snap[SwitchStat::kFdbStaticRefused] = 16;
+  snap[SwitchStat::kFdbLockedRefused] = 21;
+  snap[SwitchStat::kMbufs] = 4096;
+  snap[SwitchStat::kMbufsInUse] = 1234;
+  snap[SwitchStat::kCaptureMissed] = 25;
   return snap;
 }
 
@@ -356,43 +355,43 @@ TEST(MetricsTest, NamesLabelsAndValuesFollowTheMetricList) {
   vm1.path = "/run/hvswitch/vm1.sock";
   vm1.up = true;
   vm1.mtu = 1500;
-  vm1.totals.rx_packets = 10;
-  vm1.totals.rx_bytes = 640;
-  vm1.totals.tx_packets = 7;
-  vm1.totals.tx_bytes = 448;
+  vm1.totals[PortCounter::kRxPackets] = 10;
+  vm1.totals[PortCounter::kRxBytes] = 640;
+  vm1.totals[PortCounter::kTxPackets] = 7;
+  vm1.totals[PortCounter::kTxBytes] = 448;
   vm1.totals.rx_drops[static_cast<size_t>(RxDrop::kHairpin)] = 3;
   vm1.totals.tx_drops[static_cast<size_t>(TxDrop::kQueueFull)] = 2;
   vm1.totals.rx_drops[static_cast<size_t>(RxDrop::kVlan)] = 11;
   vm1.totals.tx_drops[static_cast<size_t>(TxDrop::kMtu)] = 12;
-  vm1.totals.learn_limited = 13;
-  vm1.totals.csum_hw = 17;
-  vm1.totals.csum_sw = 18;
-  vm1.totals.tso_hw = 19;
-  vm1.totals.tso_sw = 20;
+  vm1.totals[PortCounter::kLearnLimited] = 13;
+  vm1.totals[PortCounter::kCsumHw] = 17;
+  vm1.totals[PortCounter::kCsumSw] = 18;
+  vm1.totals[PortCounter::kTsoHw] = 19;
+  vm1.totals[PortCounter::kTsoSw] = 20;
   vm1.fdb_learned = 14;
-  vm1.rx_no_mbuf = 5;
+  vm1.totals[RxDrop::kNoMbuf] = 5;
   PortSnapshot mem1;
   mem1.name = "mem1";
   mem1.type = "memif";
   snap.ports = {vm1, mem1};
-  snap.fdb_entries = 4;
-  snap.fdb_learned = 6;
-  snap.fdb_moves = 2;
-  snap.fdb_aged = 8;
-  snap.fdb_flushed = 9;
-  snap.fdb_static = 15;
-  snap.fdb_static_refused = 16;
-  snap.fdb_locked_refused = 21;
-  snap.mbufs = 4096;
-  snap.mbufs_in_use = 1234;
+  snap[SwitchStat::kFdbEntries] = 4;
+  snap[SwitchStat::kFdbLearned] = 6;
+  snap[SwitchStat::kFdbMoves] = 2;
+  snap[SwitchStat::kFdbAged] = 8;
+  snap[SwitchStat::kFdbFlushed] = 9;
+  snap[SwitchStat::kFdbStatic] = 15;
+  snap[SwitchStat::kFdbStaticRefused] = 16;
+  snap[SwitchStat::kFdbLockedRefused] = 21;
+  snap[SwitchStat::kMbufs] = 4096;
+  snap[SwitchStat::kMbufsInUse] = 1234;
   snap.ports[1].quota = 512;  // mem1 has a pool of its own
   snap.ports[1].buffers_in_use = 77;
-  snap.ports[1].rx_no_mbuf = 3;
+  snap.ports[1].totals[RxDrop::kNoMbuf] = 3;
   CoreSnapshot core;
   core.cpu = 1;
-  core.busy_cycles = 900;
-  core.idle_cycles = 100;
-  core.rx_packets = 70;
+  core[CoreCounter::kBusyCycles] = 900;
+  core[CoreCounter::kIdleCycles] = 100;
+  core[CoreCounter::kPackets] = 70;
   core.rx_bursts[0] = 2;  // 2 bursts of 1
   core.rx_bursts[5] = 2;  // 2 of 17-32 (34 frames each)
   snap.cores = {core};
@@ -479,7 +478,7 @@ TEST(MetricsTest, EveryRefusalAndDropHasItsSample) {
   BridgeSnapshot snap;
   PortSnapshot wire;
   wire.name = "wire";
-  wire.totals.learn_table_full = 31;
+  wire.totals[PortCounter::kLearnTableFull] = 31;
   wire.totals.rx_drops[static_cast<size_t>(RxDrop::kNoDestination)] = 32;
   wire.totals.rx_drops[static_cast<size_t>(RxDrop::kMissed)] = 33;
   wire.totals.rx_drops[static_cast<size_t>(RxDrop::kRxError)] = 34;
@@ -487,7 +486,7 @@ TEST(MetricsTest, EveryRefusalAndDropHasItsSample) {
   snap.ports = {wire};
   CoreSnapshot core;
   core.cpu = 3;
-  core.learn_queue_drops = 36;
+  core[CoreCounter::kLearnQueueDrops] = 36;
   snap.cores = {core};
   const std::string text = Render(snap);
   EXPECT_THAT(text, HasSubstr("hvswitch_port_learn_table_full_total{port=\"wire\"} 31\n"));
@@ -541,13 +540,13 @@ TEST(MetricsTest, EveryFamilyHasHelpAndCountersEndInTotal) {
 
 TEST(CountersTest, TotalsSumEveryWorker) {
   WorkerCounters a, b;
-  a.ports[1].rx_packets.Add(3);
-  b.ports[1].rx_packets.Add(4);
+  a.ports[1].Add(PortCounter::kRxPackets, 3);
+  b.ports[1].Add(PortCounter::kRxPackets, 4);
   b.ports[1].Drop(TxDrop::kLinkDown, 2);
   PortTotals totals;
   totals.AddFrom(a.ports[1]);
   totals.AddFrom(b.ports[1]);
-  EXPECT_EQ(totals.rx_packets, 7u);
+  EXPECT_EQ(totals[PortCounter::kRxPackets], 7u);
   EXPECT_EQ(totals.tx_drops[static_cast<size_t>(TxDrop::kLinkDown)], 2u);
 }
 

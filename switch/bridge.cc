@@ -157,8 +157,9 @@ absl::Status Bridge::AddPort(const PortSpec& spec) {
     // No worker counts for an empty slot: the sums are what the slot's last port left.
     PortTotals base;
     for (size_t w = 0; w < workers_.size(); ++w) base.AddFrom(counters_[w].ports[slot]);
-    base.learn_limited += learn_refused_[slot].load(std::memory_order_relaxed);
-    base.learn_table_full += learn_full_refused_[slot].load(std::memory_order_relaxed);
+    base[PortCounter::kLearnLimited] += learn_refused_[slot].load(std::memory_order_relaxed);
+    base[PortCounter::kLearnTableFull] +=
+        learn_full_refused_[slot].load(std::memory_order_relaxed);
     counter_base_[slot] = base;
     ports_[slot] = *std::move(port);
     port_pools_[slot] = *pool;
@@ -638,8 +639,8 @@ void Bridge::FollowLinks() {
 
 BridgeSnapshot Bridge::Snapshot() const {
   BridgeSnapshot snap;
-  snap.mbufs = pool_->size;
-  snap.mbufs_in_use = rte_mempool_in_use_count(pool_);
+  snap[SwitchStat::kMbufs] = pool_->size;
+  snap[SwitchStat::kMbufsInUse] = rte_mempool_in_use_count(pool_);
   uint64_t up_mask = datapath_.up_mask.load(std::memory_order_relaxed);
   std::shared_lock lock(ports_mu_);
   for (size_t p = 0; p < ports_.size(); ++p) {
@@ -655,15 +656,16 @@ BridgeSnapshot Bridge::Snapshot() const {
     ps.up = (up_mask >> p) & 1;
     ps.mtu = port.spec().mtu;
     for (size_t w = 0; w < workers_.size(); ++w) ps.totals.AddFrom(counters_[w].ports[p]);
-    ps.totals.learn_limited += learn_refused_[p].load(std::memory_order_relaxed);
-    ps.totals.learn_table_full += learn_full_refused_[p].load(std::memory_order_relaxed);
+    ps.totals[PortCounter::kLearnLimited] += learn_refused_[p].load(std::memory_order_relaxed);
+    ps.totals[PortCounter::kLearnTableFull] +=
+        learn_full_refused_[p].load(std::memory_order_relaxed);
     ps.totals -= counter_base_[p];
     ps.fdb_learned = fdb_->learned(static_cast<uint16_t>(p));
     // The device's own drops: frames no worker saw (a new port's device counts from 0).
     const DeviceRxDrops device = port.RxDrops();
-    ps.rx_no_mbuf = device.no_mbuf;
-    ps.totals.rx_drops[static_cast<size_t>(RxDrop::kMissed)] = device.missed;
-    ps.totals.rx_drops[static_cast<size_t>(RxDrop::kRxError)] = device.errors;
+    ps.totals[RxDrop::kMissed] = device.missed;
+    ps.totals[RxDrop::kRxError] = device.errors;
+    ps.totals[RxDrop::kNoMbuf] = device.no_mbuf;
     ps.queue_stats = port.QueueStats();
     if (port_pools_[p] != nullptr) {
       ps.quota = port_pools_[p]->size;
@@ -674,24 +676,21 @@ BridgeSnapshot Bridge::Snapshot() const {
   for (size_t w = 0; w < workers_.size(); ++w) {
     CoreSnapshot core;
     core.cpu = w < config_.worker_cpus.size() ? config_.worker_cpus[w] : 0;
-    core.busy_cycles = counters_[w].busy_cycles.Read();
-    core.idle_cycles = counters_[w].idle_cycles.Read();
-    core.rx_packets = counters_[w].rx_packets.Read();
-    snap.capture_missed += counters_[w].capture_missed.Read();
-    core.learn_queue_drops = counters_[w].learn_queue_drops.Read();
+    for (size_t i = 0; i < kCoreCounters; ++i) core.counts[i] = counters_[w].core[i].Read();
+    snap[SwitchStat::kCaptureMissed] += counters_[w].capture_missed.Read();
     for (size_t b = 0; b < core.rx_bursts.size(); ++b) {
       core.rx_bursts[b] = counters_[w].rx_bursts[b].Read();
     }
     snap.cores.push_back(core);
   }
-  snap.fdb_entries = fdb_->size();
-  snap.fdb_learned = fdb_learned_.load(std::memory_order_relaxed);
-  snap.fdb_moves = fdb_moves_.load(std::memory_order_relaxed);
-  snap.fdb_aged = fdb_aged_.load(std::memory_order_relaxed);
-  snap.fdb_flushed = fdb_flushed_.load(std::memory_order_relaxed);
-  snap.fdb_static = fdb_->statics();
-  snap.fdb_static_refused = fdb_static_refused_.load(std::memory_order_relaxed);
-  snap.fdb_locked_refused = fdb_locked_refused_.load(std::memory_order_relaxed);
+  snap[SwitchStat::kFdbEntries] = fdb_->size();
+  snap[SwitchStat::kFdbLearned] = fdb_learned_.load(std::memory_order_relaxed);
+  snap[SwitchStat::kFdbMoves] = fdb_moves_.load(std::memory_order_relaxed);
+  snap[SwitchStat::kFdbAged] = fdb_aged_.load(std::memory_order_relaxed);
+  snap[SwitchStat::kFdbFlushed] = fdb_flushed_.load(std::memory_order_relaxed);
+  snap[SwitchStat::kFdbStatic] = fdb_->statics();
+  snap[SwitchStat::kFdbStaticRefused] = fdb_static_refused_.load(std::memory_order_relaxed);
+  snap[SwitchStat::kFdbLockedRefused] = fdb_locked_refused_.load(std::memory_order_relaxed);
   return snap;
 }
 

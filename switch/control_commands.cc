@@ -17,6 +17,7 @@
 #include "switch/control_policy.h"
 #include "switch/mac_key.h"
 #include "switch/options.h"
+#include "switch/port_json.h"
 
 namespace hvswitch {
 namespace {
@@ -84,37 +85,6 @@ absl::StatusOr<int> FindPort(const BridgeControl& bridge, const std::string& nam
   int p = bridge.PortIndex(name);
   if (p < 0) return absl::NotFoundError(absl::StrCat("no port named '", name, "'"));
   return p;
-}
-
-json PortJson(const PortSnapshot& port, bool detail) {
-  json j = {{"name", port.name},       {"type", port.type},
-            {"up", port.up},           {"mac", port.mac},
-            {"mtu", port.mtu},         {"rx_packets", port.totals.rx_packets},
-            {"tx_packets", port.totals.tx_packets},
-            {"fdb_learned", port.fdb_learned}};
-  if (!detail) return j;
-  j["spec"] = port.spec;
-  j["rx_bytes"] = port.totals.rx_bytes;
-  j["tx_bytes"] = port.totals.tx_bytes;
-  j["tx_bursts"] = port.totals.tx_bursts;
-  j["learn_limited"] = port.totals.learn_limited;
-  j["learn_table_full"] = port.totals.learn_table_full;
-  if (port.quota != 0) {
-    j["buffer_quota"] = port.quota;
-    j["buffers_in_use"] = port.buffers_in_use;
-  }
-  json rx_drops = {{"no_mbuf", port.rx_no_mbuf}}, tx_drops = json::object();
-  for (size_t r = 0; r < kRxDropNames.size(); ++r) {
-    rx_drops[std::string(kRxDropNames[r])] = port.totals.rx_drops[r];
-  }
-  for (size_t r = 0; r < kTxDropNames.size(); ++r) {
-    tx_drops[std::string(kTxDropNames[r])] = port.totals.tx_drops[r];
-  }
-  j["rx_drops"] = rx_drops;
-  j["tx_drops"] = tx_drops;
-  j["offload"] = {{"csum_hw", port.totals.csum_hw}, {"csum_sw", port.totals.csum_sw},
-                  {"tso_hw", port.totals.tso_hw},   {"tso_sw", port.totals.tso_sw}};
-  return j;
 }
 
 // `port add` takes the --port grammar, written either as one word
@@ -224,10 +194,7 @@ json StatsCommand(const BridgeControl& bridge, const Words& w) {
   if (!w.positional.empty() && ports.empty()) {
     return Error(absl::StrCat("no port named '", w.positional[0], "'"));
   }
-  json fdb = {{"entries", snap.fdb_entries}, {"static", snap.fdb_static},
-              {"learned_total", snap.fdb_learned}, {"moves_total", snap.fdb_moves},
-              {"aged_total", snap.fdb_aged}, {"flushed_total", snap.fdb_flushed}};
-  return {{"ok", true}, {"ports", ports}, {"fdb", fdb}};
+  return {{"ok", true}, {"ports", ports}, {"fdb", FdbStatsJson(snap)}};
 }
 
 // The daemon's side of hvswitchctl capture: `capture start PORT COUNT rx|tx|both
@@ -290,7 +257,8 @@ json PmdCommand(const BridgeControl& bridge, const Words& w) {
   const BridgeSnapshot snap = bridge.Snapshot();
   json cores = json::array();
   for (const CoreSnapshot& core : snap.cores) {
-    const uint64_t cycles = core.busy_cycles + core.idle_cycles;
+    const uint64_t busy = core[CoreCounter::kBusyCycles], packets = core[CoreCounter::kPackets];
+    const uint64_t cycles = busy + core[CoreCounter::kIdleCycles];
     uint64_t calls = 0;
     json bursts = json::array();  // receive calls by frames returned: up to size_le
     for (size_t b = 0; b < kBurstBuckets.size(); ++b) {
@@ -299,13 +267,12 @@ json PmdCommand(const BridgeControl& bridge, const Words& w) {
     }
     cores.push_back(
         {{"core", core.cpu},
-         {"busy_cycles", core.busy_cycles},
-         {"idle_cycles", core.idle_cycles},
-         {"busy_percent", cycles == 0 ? 0.0 : 100.0 * core.busy_cycles / cycles},
-         {"packets", core.rx_packets},
-         {"cycles_per_packet",
-          core.rx_packets == 0 ? 0.0 : static_cast<double>(core.busy_cycles) / core.rx_packets},
-         {"mean_burst", calls == 0 ? 0.0 : static_cast<double>(core.rx_packets) / calls},
+         {"busy_cycles", busy},
+         {"idle_cycles", core[CoreCounter::kIdleCycles]},
+         {"busy_percent", cycles == 0 ? 0.0 : 100.0 * busy / cycles},
+         {"packets", packets},
+         {"cycles_per_packet", packets == 0 ? 0.0 : static_cast<double>(busy) / packets},
+         {"mean_burst", calls == 0 ? 0.0 : static_cast<double>(packets) / calls},
          {"bursts", bursts}});
   }
   return {{"ok", true}, {"cores", cores}};

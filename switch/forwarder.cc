@@ -174,10 +174,10 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
     classify(std::false_type{});
   }
   if (nb_runs != 0) runs[nb_runs - 1].Close(run_len, run_bytes, run_max);
-  in.rx_packets.Add(n);
-  in.rx_bytes.Add(rx_bytes);
-  if (malformed != 0) in.Drop(RxDrop::kMalformed, malformed);
-  if (wrong_vlan != 0) in.Drop(RxDrop::kVlan, wrong_vlan);
+  in.Add(PortCounter::kRxPackets, n);
+  in.Add(PortCounter::kRxBytes, rx_bytes);
+  if (malformed != 0) in.Drop<RxDrop::kMalformed>(malformed);
+  if (wrong_vlan != 0) in.Drop<RxDrop::kVlan>(wrong_vlan);
   if (nb_frames == 0) return;
 
   // Sources in keys[0..nb_runs), destinations after them: one bulk lookup when they fit.
@@ -253,7 +253,9 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
         (full ? table_full : limited) += run.len;
       } else {
         if (now == 0) now = rte_rdtsc();
-        if (!learn_.Request(run.src, in_port, now, run.len)) counters_.learn_queue_drops.Add(1);
+        if (!learn_.Request(run.src, in_port, now, run.len)) {
+          counters_[CoreCounter::kLearnQueueDrops].Add(1);
+        }
       }
     } else if (src_hit) {
       datapath_.fdb->Touch(positions[r], now_seconds);
@@ -301,12 +303,12 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
         break;
     }
   }
-  if (bad_source != 0) in.Drop(RxDrop::kMalformed, bad_source);
-  if (hairpin != 0) in.Drop(RxDrop::kHairpin, hairpin);
-  if (spoofed != 0) in.Drop(RxDrop::kSpoofed, spoofed);
-  if (no_destination != 0) in.Drop(RxDrop::kNoDestination, no_destination);
-  if (limited != 0) in.learn_limited.Add(limited);
-  if (table_full != 0) in.learn_table_full.Add(table_full);
+  if (bad_source != 0) in.Drop<RxDrop::kMalformed>(bad_source);
+  if (hairpin != 0) in.Drop<RxDrop::kHairpin>(hairpin);
+  if (spoofed != 0) in.Drop<RxDrop::kSpoofed>(spoofed);
+  if (no_destination != 0) in.Drop<RxDrop::kNoDestination>(no_destination);
+  if (limited != 0) in.Add(PortCounter::kLearnLimited, limited);
+  if (table_full != 0) in.Add(PortCounter::kLearnTableFull, table_full);
 
   if (options_.flush_cycles == 0) {
     FlushAll();
@@ -362,7 +364,7 @@ uint16_t Forwarder::ResolveOffload(uint64_t targets, rte_mbuf* m, PortCounters& 
     case EgressOutcome::Result::kSent:
       break;
     case EgressOutcome::Result::kBadFrame:
-      in.Drop(RxDrop::kBadOffload, 1);
+      in.Drop<RxDrop::kBadOffload>(1);
       rte_pktmbuf_free(m);
       return 0;
     case EgressOutcome::Result::kNoMbuf:
@@ -374,25 +376,17 @@ uint16_t Forwarder::ResolveOffload(uint64_t targets, rte_mbuf* m, PortCounters& 
       return 0;
     }
   }
-  Counter PortCounters::*how = nullptr;
-  switch (outcome.action) {
-    case OffloadAction::kPassPartial:
-      how = &PortCounters::csum_hw;
-      break;
-    case OffloadAction::kCompleteChecksum:
-      how = &PortCounters::csum_sw;
-      break;
-    case OffloadAction::kPassSuperFrame:
-      how = &PortCounters::tso_hw;
-      break;
-    case OffloadAction::kSegment:
-      how = &PortCounters::tso_sw;
-      break;
-    default:
-      break;
-  }
-  if (how != nullptr) {
-    ForEachBit(targets, [&](uint16_t p) { (counters_.ports[p].*how).Add(1); });
+  // Offload work, counted on each destination (kCount: none).
+  static constexpr std::array<PortCounter, static_cast<size_t>(OffloadAction::kDrop) + 1>
+      kOffloadCounter = {PortCounter::kCount,   // kAsIs
+                         PortCounter::kCsumHw,  // kPassPartial
+                         PortCounter::kCsumSw,  // kCompleteChecksum
+                         PortCounter::kTsoHw,   // kPassSuperFrame
+                         PortCounter::kTsoSw,   // kSegment
+                         PortCounter::kCount};  // kDrop
+  const PortCounter how = kOffloadCounter[static_cast<size_t>(outcome.action)];
+  if (how != PortCounter::kCount) {
+    ForEachBit(targets, [&](uint16_t p) { counters_.ports[p].Add(how, 1); });
   }
   return outcome.nb;
 }
@@ -547,9 +541,9 @@ void Forwarder::FlushPort(uint16_t port) {
     rte_pktmbuf_free_bulk(buffer.pkts + sent, n - sent);
     out.Drop(TxDrop::kQueueFull, n - sent);
   }
-  out.tx_packets.Add(sent);
-  out.tx_bytes.Add(bytes);
-  if (sent != 0) out.tx_bursts.Add(1);
+  out.Add(PortCounter::kTxPackets, sent);
+  out.Add(PortCounter::kTxBytes, bytes);
+  if (sent != 0) out.Add(PortCounter::kTxBursts, 1);
   if (nb_captured != 0) {
     // Only what the port took; copies failed from the end of the burst.
     const uint16_t keep = std::min(nb_captured, sent);

@@ -24,40 +24,16 @@ uint64_t Sum(const std::array<uint64_t, N>& values) {
   return std::accumulate(values.begin(), values.end(), uint64_t{0});
 }
 
-// A dict of a port's counters; `detail` adds drops by reason and offload counters.
+// A dict of a port's strings and PortFields.
 rte_tel_data* PortDict(const PortSnapshot& port, bool detail) {
   rte_tel_data* d = rte_tel_data_alloc();
   if (d == nullptr) return nullptr;
   rte_tel_data_start_dict(d);
   rte_tel_data_add_dict_string(d, "type", port.type.c_str());
   rte_tel_data_add_dict_string(d, "mac", port.mac.c_str());
-  rte_tel_data_add_dict_u64(d, "up", port.up ? 1 : 0);
-  rte_tel_data_add_dict_u64(d, "mtu", port.mtu);
-  rte_tel_data_add_dict_u64(d, "rx_packets", port.totals.rx_packets);
-  rte_tel_data_add_dict_u64(d, "rx_bytes", port.totals.rx_bytes);
-  rte_tel_data_add_dict_u64(d, "tx_packets", port.totals.tx_packets);
-  rte_tel_data_add_dict_u64(d, "tx_bytes", port.totals.tx_bytes);
-  rte_tel_data_add_dict_u64(d, "rx_drops", Sum(port.totals.rx_drops) + port.rx_no_mbuf);
-  rte_tel_data_add_dict_u64(d, "tx_drops", Sum(port.totals.tx_drops));
-  rte_tel_data_add_dict_u64(d, "fdb_learned", port.fdb_learned);
-  if (!detail) return d;
-  rte_tel_data_add_dict_string(d, "spec", port.spec.c_str());
-  rte_tel_data_add_dict_u64(d, "rx_drop_no_mbuf", port.rx_no_mbuf);
-  for (size_t r = 0; r < kRxDropNames.size(); ++r) {
-    rte_tel_data_add_dict_u64(d, ("rx_drop_" + std::string(kRxDropNames[r])).c_str(),
-                              port.totals.rx_drops[r]);
-  }
-  for (size_t r = 0; r < kTxDropNames.size(); ++r) {
-    rte_tel_data_add_dict_u64(d, ("tx_drop_" + std::string(kTxDropNames[r])).c_str(),
-                              port.totals.tx_drops[r]);
-  }
-  rte_tel_data_add_dict_u64(d, "csum_hw", port.totals.csum_hw);
-  rte_tel_data_add_dict_u64(d, "csum_sw", port.totals.csum_sw);
-  rte_tel_data_add_dict_u64(d, "tso_hw", port.totals.tso_hw);
-  rte_tel_data_add_dict_u64(d, "tso_sw", port.totals.tso_sw);
-  if (port.quota != 0) {
-    rte_tel_data_add_dict_u64(d, "buffer_quota", port.quota);
-    rte_tel_data_add_dict_u64(d, "buffers_in_use", port.buffers_in_use);
+  if (detail) rte_tel_data_add_dict_string(d, "spec", port.spec.c_str());
+  for (const auto& [name, value] : PortFields(port, detail)) {
+    rte_tel_data_add_dict_u64(d, name.c_str(), value);
   }
   return d;
 }
@@ -95,9 +71,11 @@ int Pmd(const char*, const char*, rte_tel_data* d) {
     rte_tel_data* c = rte_tel_data_alloc();
     if (c == nullptr) continue;
     rte_tel_data_start_dict(c);
-    rte_tel_data_add_dict_u64(c, "busy_cycles", core.busy_cycles);
-    rte_tel_data_add_dict_u64(c, "idle_cycles", core.idle_cycles);
-    rte_tel_data_add_dict_u64(c, "packets", core.rx_packets);
+    for (size_t i = 0; i < kCoreCounters; ++i) {
+      if (kCoreCounterInfo[i].shown & kTelemetryPmd) {
+        rte_tel_data_add_dict_u64(c, std::string(kCoreCounterInfo[i].key).c_str(), core.counts[i]);
+      }
+    }
     for (size_t b = 0; b < kBurstBuckets.size(); ++b) {
       rte_tel_data_add_dict_u64(c, ("bursts_le_" + std::to_string(kBurstBuckets[b])).c_str(),
                                 core.rx_bursts[b]);
@@ -111,16 +89,40 @@ int Fdb(const char*, const char*, rte_tel_data* d) {
   std::optional<BridgeSnapshot> snap = TakeSnapshot();
   if (!snap) return -1;
   rte_tel_data_start_dict(d);
-  rte_tel_data_add_dict_u64(d, "entries", snap->fdb_entries);
-  rte_tel_data_add_dict_u64(d, "static", snap->fdb_static);
-  rte_tel_data_add_dict_u64(d, "learned_total", snap->fdb_learned);
-  rte_tel_data_add_dict_u64(d, "moves_total", snap->fdb_moves);
-  rte_tel_data_add_dict_u64(d, "aged_total", snap->fdb_aged);
-  rte_tel_data_add_dict_u64(d, "flushed_total", snap->fdb_flushed);
+  for (size_t i = 0; i < kSwitchStats; ++i) {
+    if (kSwitchStatInfo[i].shown & kTelemetryFdb) {
+      rte_tel_data_add_dict_u64(d, std::string(kSwitchStatInfo[i].key).c_str(), snap->stats[i]);
+    }
+  }
   return 0;
 }
 
 }  // namespace
+
+std::vector<std::pair<std::string, uint64_t>> PortFields(const PortSnapshot& port, bool detail) {
+  std::vector<std::pair<std::string, uint64_t>> fields = {{"up", port.up ? 1 : 0},
+                                                          {"mtu", port.mtu}};
+  const uint8_t shown = detail ? kTelemetrySummary | kTelemetryDetail : kTelemetrySummary;
+  for (size_t i = 0; i < kPortCounters; ++i) {
+    const CounterInfo& info = kPortCounterInfo[i];
+    if (info.shown & shown) fields.emplace_back(info.key, port.totals.counts[i]);
+  }
+  fields.emplace_back("rx_drops", Sum(port.totals.rx_drops));
+  fields.emplace_back("tx_drops", Sum(port.totals.tx_drops));
+  fields.emplace_back("fdb_learned", port.fdb_learned);
+  if (!detail) return fields;
+  for (size_t r = 0; r < kRxDrops; ++r) {
+    fields.emplace_back("rx_drop_" + std::string(kRxDropInfo[r].key), port.totals.rx_drops[r]);
+  }
+  for (size_t r = 0; r < kTxDrops; ++r) {
+    fields.emplace_back("tx_drop_" + std::string(kTxDropInfo[r].key), port.totals.tx_drops[r]);
+  }
+  if (port.quota != 0) {
+    fields.emplace_back("buffer_quota", port.quota);
+    fields.emplace_back("buffers_in_use", port.buffers_in_use);
+  }
+  return fields;
+}
 
 void Serve(std::function<BridgeSnapshot()> snapshot) {
   static std::once_flag registered;

@@ -8,7 +8,11 @@
 // The telemetry thread answers them from a BridgeSnapshot, like the metrics endpoint.
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "switch/bridge_snapshot.h"
 
@@ -17,5 +21,9 @@ namespace hvswitch::telemetry_commands {
 // Registers the commands (once per process) and makes them answer from `snapshot`; an
 // empty function (at shutdown) makes them answer with an error.
 void Serve(std::function<BridgeSnapshot()> snapshot);
+
+// A port's numbers in /hvswitch/ports (counters, drop sums, link) or, with `detail`,
+// /hvswitch/port (drops by reason, offload work, buffer quota too).
+std::vector<std::pair<std::string, uint64_t>> PortFields(const PortSnapshot& port, bool detail);
 
 }  // namespace hvswitch::telemetry_commands

@@ -33,7 +33,7 @@ void Worker::Run() {
       }
       received += n;
     }
-    if (received != 0) counters_.rx_packets.Add(received);
+    if (received != 0) counters_[CoreCounter::kPackets].Add(received);
     if (table->reclaim_tx != 0) forwarder_.ReclaimTx();
     uint64_t now = rte_rdtsc();
     if (flushes_by_time_ && forwarder_.HasPending()) forwarder_.FlushExpired(now);
@@ -47,7 +47,8 @@ void Worker::Run() {
     // free it as soon as every worker has reported one): the table is read anew.
     table = datapath_.table.load(std::memory_order_acquire);
     forwarder_.Use(table);
-    (received != 0 ? counters_.busy_cycles : counters_.idle_cycles).Add(now - start);
+    counters_[received != 0 ? CoreCounter::kBusyCycles : CoreCounter::kIdleCycles].Add(
+        now - start);
     start = now;
   }
   forwarder_.FlushAll();

@@ -1,10 +1,12 @@
 // StubBridge: a BridgeControl without DPDK, for driving the control commands in unit
 // tests and the control-protocol fuzzer. Ports are specs in slots; the FDB is a list;
-// a capture only holds (and closes) its descriptors.
+// a capture only holds (and closes) its descriptors. SetCounters gives the snapshot
+// counters (the golden-answer tests need every cell distinct).
 #pragma once
 
 #include <unistd.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,20 +20,30 @@ class StubBridge : public BridgeControl {
  public:
   BridgeSnapshot Snapshot() const override {
     BridgeSnapshot snap;
+    if (counters_) {
+      snap = *counters_;
+      snap.ports.clear();
+    } else {
+      snap.cores.resize(1);
+      snap[SwitchStat::kFdbEntries] = fdb_.size();
+    }
     for (size_t p = 0; p < ports_.size(); ++p) {
       if (ports_[p].name.empty()) continue;
       PortSnapshot ps;
+      if (counters_) {
+        for (const PortSnapshot& counted : counters_->ports) {
+          if (counted.name == ports_[p].name) ps = counted;
+        }
+      }
       ps.index = static_cast<uint16_t>(p);
       ps.name = ports_[p].name;
       ps.spec = ports_[p].ToString();
       ps.type = std::string(PortTypeName(ports_[p].type));
       ps.path = ports_[p].path;
-      ps.mac = "02:00:00:00:00:01";
+      if (ps.mac.empty()) ps.mac = "02:00:00:00:00:01";
       ps.mtu = ports_[p].mtu;
       snap.ports.push_back(ps);
     }
-    snap.cores.resize(1);
-    snap.fdb_entries = fdb_.size();
     return snap;
   }
   std::vector<PortSpec> PortSpecs() const override {
@@ -94,6 +106,11 @@ class StubBridge : public BridgeControl {
   }
   CaptureStatus CaptureState() const override { return {capturing_, 0}; }
 
+  // From now on Snapshot() takes the counters, link state, pool, MAC counts and queue
+  // stats of each port from the port of the same name in `counters`, and everything
+  // switch-wide (FDB sizes and totals, buffers, cores) from `counters` as it is.
+  void SetCounters(BridgeSnapshot counters) { counters_ = std::move(counters); }
+
   // A learned entry, as the workers would have made it.
   void Learn(uint64_t key, uint16_t port) { fdb_.push_back({key, port, false, 90}); }
 
@@ -101,6 +118,7 @@ class StubBridge : public BridgeControl {
   std::vector<PortSpec> ports_;  // an empty name: a free slot
   std::vector<FdbEntryView> fdb_;
   bool capturing_ = false;
+  std::optional<BridgeSnapshot> counters_;
 };
 
 }  // namespace hvswitch

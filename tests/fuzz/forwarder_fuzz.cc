@@ -61,6 +61,7 @@ namespace {
 
 using hvswitch::Datapath;
 using hvswitch::PortSpec;
+using hvswitch::PortCounter;
 using hvswitch::PortTotals;
 
 constexpr uint16_t kPorts = 8;
@@ -313,11 +314,11 @@ struct Run {
                 "a trunk port sends only its VLANs tagged", p, vlan);
       }
     }
-    Require(sent.size() == after.tx_packets - before.tx_packets,
-            "tx_packets counts what the port took", sent.size(),
-            after.tx_packets - before.tx_packets);
-    Require(bytes == after.tx_bytes - before.tx_bytes, "tx_bytes counts what the port took",
-            bytes, after.tx_bytes - before.tx_bytes);
+    const uint64_t tx_packets = after[PortCounter::kTxPackets] - before[PortCounter::kTxPackets];
+    const uint64_t tx_bytes = after[PortCounter::kTxBytes] - before[PortCounter::kTxBytes];
+    Require(sent.size() == tx_packets, "tx_packets counts what the port took", sent.size(),
+            tx_packets);
+    Require(bytes == tx_bytes, "tx_bytes counts what the port took", bytes, tx_bytes);
     Require(sent.empty() || config[p].up, "nothing sent to a port whose link is down", p);
     Require(sent.empty() || !check_hairpin || p != in_port,
             "nothing sent back to the port it came from", p);
@@ -396,10 +397,12 @@ struct Run {
     for (uint16_t p = 0; p < nb_ports; ++p) before[p] = Totals(*counters, p);
     forwarder->HandleBurst(in_port, pkts, n);
     const PortTotals in_after = Totals(*counters, in_port);
-    Require(in_after.rx_packets - before[in_port].rx_packets == n,
-            "every frame counted received", in_after.rx_packets - before[in_port].rx_packets, n);
-    Require(in_after.rx_bytes - before[in_port].rx_bytes == bytes,
-            "every byte counted received", in_after.rx_bytes - before[in_port].rx_bytes, bytes);
+    const uint64_t rx_packets =
+        in_after[PortCounter::kRxPackets] - before[in_port][PortCounter::kRxPackets];
+    const uint64_t rx_bytes =
+        in_after[PortCounter::kRxBytes] - before[in_port][PortCounter::kRxBytes];
+    Require(rx_packets == n, "every frame counted received", rx_packets, n);
+    Require(rx_bytes == bytes, "every byte counted received", rx_bytes, bytes);
     for (uint16_t p = 0; p < nb_ports; ++p) TakeSent(p, before[p], in_port, !waits);
     DrainCaptures();
     ApplyLearning();

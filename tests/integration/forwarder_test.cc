@@ -203,10 +203,10 @@ TEST_F(ForwarderTest, FloodLearnThenUnicast) {
   EXPECT_EQ(Send(1, {kB, kA}), Untagged({0}));        // A learned
   EXPECT_EQ(Send(0, {kA, kB}), Untagged({1}));        // B learned
   EXPECT_EQ(Send(2, {kC, kBcast}), Untagged({0, 1, 3}));
-  EXPECT_EQ(counters_.ports[0].rx_packets.Read(), 2u);
-  EXPECT_EQ(counters_.ports[1].tx_packets.Read(), 3u);
-  EXPECT_EQ(counters_.ports[1].tx_bytes.Read(), 3u * 64);
-  EXPECT_EQ(counters_.ports[1].tx_bursts.Read(), 3u);
+  EXPECT_EQ(counters_.ports[0][PortCounter::kRxPackets].Read(), 2u);
+  EXPECT_EQ(counters_.ports[1][PortCounter::kTxPackets].Read(), 3u);
+  EXPECT_EQ(counters_.ports[1][PortCounter::kTxBytes].Read(), 3u * 64);
+  EXPECT_EQ(counters_.ports[1][PortCounter::kTxBursts].Read(), 3u);
 }
 
 TEST_F(ForwarderTest, HairpinAndMalformedAreDroppedAndCounted) {
@@ -272,7 +272,7 @@ TEST_F(ForwarderTest, FullTxQueueCountsQueueFull) {
   ASSERT_EQ(rte_eth_tx_burst(ports_[1]->eth_port(), 0, filler.data(), 4092), 4092);
   forwarder_->HandleBurst(0, burst.data(), 8);
   EXPECT_EQ(TxDrops(1, TxDrop::kQueueFull), 5u);
-  EXPECT_EQ(counters_.ports[1].tx_packets.Read(), 3u);
+  EXPECT_EQ(counters_.ports[1][PortCounter::kTxPackets].Read(), 3u);
 }
 
 // Ports: 0 access VLAN 10, 1 access VLAN 20, 2 trunk of 10 and 20 with native VLAN 30,
@@ -334,7 +334,7 @@ TEST_F(ForwarderTest, ZeroSourceMacIsMalformed) {
   EXPECT_TRUE(out[4].empty());
   EXPECT_EQ(RxDrops(1, RxDrop::kMalformed), 3u);
   EXPECT_EQ(fdb_->size(), 1u) << "only B was learned";
-  EXPECT_EQ(counters_.ports[1].rx_packets.Read(), 5u);
+  EXPECT_EQ(counters_.ports[1][PortCounter::kRxPackets].Read(), 5u);
 }
 
 // The VLAN hopping: a wire trunk of VLAN 10 (port 0) and a guest trunk of VLAN 20
@@ -583,7 +583,7 @@ TEST_F(ForwarderTest, LearnLimitedFramesAreForwardedAndCounted) {
   EXPECT_EQ(fdb_->learned(2), 2u);
   EXPECT_EQ(refused_[2], 1u);  // the burst's third MAC was refused by the control thread
   EXPECT_EQ(Send(2, {0x0800, kA}), Untagged({0, 1, 3}));  // still forwarded
-  EXPECT_EQ(counters_.ports[2].learn_limited.Read(), 1u);  // counted by the worker
+  EXPECT_EQ(counters_.ports[2][PortCounter::kLearnLimited].Read(), 1u);  // counted by the worker
   EXPECT_EQ(Send(0, {kA, 0x0200}), Untagged({2}));  // what was learned works
 }
 
@@ -616,7 +616,8 @@ TEST_F(ForwarderTest, PortSecurityDropsForeignSourcesWithoutLearningThem) {
   EXPECT_TRUE(out[4].empty());
   EXPECT_EQ(RxDrops(0, RxDrop::kSpoofed), 4u);
   EXPECT_EQ(fdb_->size(), 2u) << "foreign sources are never learned";
-  EXPECT_EQ(counters_.ports[0].rx_packets.Read(), 7u);  // dropped frames were received
+  // Dropped frames were received.
+  EXPECT_EQ(counters_.ports[0][PortCounter::kRxPackets].Read(), 7u);
   // Other ports are not secured.
   EXPECT_EQ(Send(1, {kC, kBcast}), Untagged({0, 2, 3}));
 }
@@ -637,7 +638,7 @@ TEST_F(ForwarderTest, FlushIntervalHoldsFramesForAFullerBurst) {
   forwarder_->FlushExpired(UINT64_MAX);
   auto out = Collect(5);
   for (auto& copies : out) EXPECT_EQ(copies, Untagged({1}));
-  EXPECT_EQ(counters_.ports[1].tx_bursts.Read(), 1u);  // five frames, one burst
+  EXPECT_EQ(counters_.ports[1][PortCounter::kTxBursts].Read(), 1u);  // five frames, one burst
   frames.resize(8, TestFrame{kA, kB});
   out = RunBurst(0, frames);  // a batch's worth goes at once
   for (auto& copies : out) EXPECT_EQ(copies, Untagged({1}));
@@ -664,7 +665,7 @@ TEST_F(ForwarderTest, OneMillionSourceMacsAreLearned) {
   }
   EXPECT_EQ(fdb_->learned(0), kMacs);
   EXPECT_EQ(fdb_->size(), kMacs + 1);
-  EXPECT_EQ(counters_.ports[1].tx_packets.Read(), kMacs);
+  EXPECT_EQ(counters_.ports[1][PortCounter::kTxPackets].Read(), kMacs);
   Send(0, {mac(kMacs), kB});  // the table is full: forwarded, not learned
   EXPECT_EQ(fdb_->size(), kMacs + 1);
   std::mt19937 rng(1);
@@ -704,10 +705,11 @@ TEST_F(ForwarderTest, LearnLimitFloodDoesNotDisturbOtherPorts) {
   }
   EXPECT_EQ(fdb_->learned(2), 100u);
   EXPECT_EQ(fdb_->size(), 103u);
-  EXPECT_EQ(counters_.ports[2].learn_limited.Read() + refused_[2], kSpray - 100);
-  EXPECT_EQ(counters_.ports[3].tx_packets.Read(), kSpray + 2);  // all sprayed + 2 broadcasts
-  EXPECT_EQ(counters_.ports[1].tx_packets.Read(), a_to_b + 2);  // + the two broadcasts
-  EXPECT_EQ(counters_.ports[0].tx_packets.Read(), b_to_a + 2);
+  EXPECT_EQ(counters_.ports[2][PortCounter::kLearnLimited].Read() + refused_[2], kSpray - 100);
+  // All sprayed + 2 broadcasts; + the two broadcasts.
+  EXPECT_EQ(counters_.ports[3][PortCounter::kTxPackets].Read(), kSpray + 2);
+  EXPECT_EQ(counters_.ports[1][PortCounter::kTxPackets].Read(), a_to_b + 2);
+  EXPECT_EQ(counters_.ports[0][PortCounter::kTxPackets].Read(), b_to_a + 2);
 }
 
 // A guest's TCP super-frame (virtio GSO) as the vhost PMD delivers it: a chain, flagged
@@ -817,12 +819,13 @@ TEST_F(ForwarderTest, FullTableStillLearnsOtherPortsAndNeverLeaksTheirUnicast) {
   // then by the workers), none for a learn limit (a wire port has none by default).
   const uint64_t learned = fdb_->learned(2);
   EXPECT_EQ(learned, fdb_->reserve() + fdb_->shared_capacity());
-  EXPECT_EQ(counters_.ports[2].learn_table_full.Read() + refused_full_[2], kSpray - learned);
-  EXPECT_GT(counters_.ports[2].learn_table_full.Read(), 0u);
-  EXPECT_EQ(counters_.ports[2].learn_limited.Read() + refused_[2], 0u);
+  EXPECT_EQ(counters_.ports[2][PortCounter::kLearnTableFull].Read() + refused_full_[2],
+            kSpray - learned);
+  EXPECT_GT(counters_.ports[2][PortCounter::kLearnTableFull].Read(), 0u);
+  EXPECT_EQ(counters_.ports[2][PortCounter::kLearnLimited].Read() + refused_[2], 0u);
   EXPECT_EQ(datapath_.learn_full_mask.load(), 0b0100u);
   EXPECT_EQ(datapath_.learn_blocked_mask.load(), 0b0100u);
-  EXPECT_EQ(counters_.learn_queue_drops.Read(), 0u);
+  EXPECT_EQ(counters_[CoreCounter::kLearnQueueDrops].Read(), 0u);
 }
 
 // The same spray from a guest port: its default learn limit (1024) stops it long before
@@ -845,9 +848,9 @@ TEST_F(ForwarderTest, AGuestPortsDefaultLearnLimitStopsASpray) {
     }
   }
   EXPECT_EQ(fdb_->learned(2), kDefaultGuestLearnLimit);
-  EXPECT_EQ(counters_.ports[2].learn_limited.Read() + refused_[2],
+  EXPECT_EQ(counters_.ports[2][PortCounter::kLearnLimited].Read() + refused_[2],
             kSpray - kDefaultGuestLearnLimit);
-  EXPECT_EQ(counters_.ports[2].learn_table_full.Read() + refused_full_[2], 0u);
+  EXPECT_EQ(counters_.ports[2][PortCounter::kLearnTableFull].Read() + refused_full_[2], 0u);
   EXPECT_EQ(datapath_.learn_full_mask.load(), 0u);
   EXPECT_EQ(datapath_.learn_blocked_mask.load(), 0b0100u);
 }
@@ -861,7 +864,7 @@ TEST_F(ForwarderTest, LearnRequestsLostToAFullRingAreCounted) {
     burst.push_back(MakeFrame(pool_, {(uint64_t{i + 1} << 16) | 0x0200, kBcast}));
   }
   forwarder_->HandleBurst(0, burst.data(), kMaxBurst);
-  EXPECT_EQ(counters_.learn_queue_drops.Read(), 1u);
+  EXPECT_EQ(counters_[CoreCounter::kLearnQueueDrops].Read(), 1u);
   ApplyLearning(0);
   EXPECT_EQ(fdb_->learned(0), 63u);
   for (uint16_t p = 0; p < kPorts; ++p) {
@@ -1024,19 +1027,20 @@ TEST_F(ForwarderTest, MatchesReferenceModelOnRandomBursts) {
     uint64_t rx = 0, rx_dropped = 0;
     for (uint16_t p = 0; p < kPorts; ++p) {
       const PortCounters& c = counters_.ports[p];
-      rx += c.rx_packets.Read();
+      rx += c[PortCounter::kRxPackets].Read();
       for (size_t r = 0; r < kWorkerRxDrops; ++r) {
         const RxDrop reason = static_cast<RxDrop>(r);
         EXPECT_EQ(c.rx_drops[r].Read(), rx_drops[p][reason])
-            << "config " << config << " port " << p << " rx drop " << kRxDropNames[r];
+            << "config " << config << " port " << p << " rx drop " << kRxDropInfo[r].key;
         rx_dropped += c.rx_drops[r].Read();
       }
-      for (size_t r = 0; r < kTxDropNames.size(); ++r) {
+      for (size_t r = 0; r < kTxDrops; ++r) {
         EXPECT_EQ(c.tx_drops[r].Read(), tx_drops[p][static_cast<TxDrop>(r)])
-            << "config " << config << " port " << p << " tx drop " << kTxDropNames[r];
+            << "config " << config << " port " << p << " tx drop " << kTxDropInfo[r].key;
       }
-      EXPECT_EQ(c.tx_packets.Read(), tx[p]) << "config " << config << " port " << p;
-      EXPECT_EQ(c.learn_limited.Read() + refused_[p], model.limited(p))
+      EXPECT_EQ(c[PortCounter::kTxPackets].Read(), tx[p])
+          << "config " << config << " port " << p;
+      EXPECT_EQ(c[PortCounter::kLearnLimited].Read() + refused_[p], model.limited(p))
           << "config " << config << " port " << p;
     }
     EXPECT_EQ(rx, sent);

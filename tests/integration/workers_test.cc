@@ -152,12 +152,14 @@ TEST(WorkersTest, TwoWorkersForwardConcurrentlyAndCountersAddUp) {
   for (uint16_t p = 0; p < kPorts; ++p) {
     PortTotals totals;
     for (uint16_t w = 0; w < kWorkers; ++w) totals.AddFrom(counters[w].ports[p]);
-    EXPECT_EQ(totals.rx_packets, uint64_t{kPerQueue} * kWorkers) << "port " << p;
-    EXPECT_EQ(totals.tx_packets, expected_tx[p]) << "port " << p;
+    EXPECT_EQ(totals[PortCounter::kRxPackets], uint64_t{kPerQueue} * kWorkers) << "port " << p;
+    EXPECT_EQ(totals[PortCounter::kTxPackets], expected_tx[p]) << "port " << p;
     EXPECT_EQ(sent_tx[p], expected_tx[p]) << "port " << p;
     for (uint64_t d : totals.rx_drops) EXPECT_EQ(d, 0u) << "port " << p;
     for (uint64_t d : totals.tx_drops) EXPECT_EQ(d, 0u) << "port " << p;
-    for (uint16_t w = 0; w < kWorkers; ++w) busy[w] += counters[w].ports[p].rx_packets.Read();
+    for (uint16_t w = 0; w < kWorkers; ++w) {
+      busy[w] += counters[w].ports[p][PortCounter::kRxPackets].Read();
+    }
   }
   for (uint16_t w = 0; w < kWorkers; ++w) EXPECT_GT(busy[w], 0u) << "worker " << w << " idle";
   EXPECT_EQ(learned, uint64_t{kPorts} * kWorkers * 1000);
@@ -229,7 +231,9 @@ TEST(WorkersTest, TwoWorkersRaceForALockedPortAndOneSourceWins) {
   constexpr uint64_t kTotal = uint64_t{kWorkers} * kSources * kEach;
   auto received = [&] {
     uint64_t n = 0;
-    for (uint16_t w = 0; w < kWorkers; ++w) n += counters[w].ports[0].rx_packets.Read();
+    for (uint16_t w = 0; w < kWorkers; ++w) {
+      n += counters[w].ports[0][PortCounter::kRxPackets].Read();
+    }
     return n;
   };
   uint64_t deadline = rte_get_tsc_cycles() + 30 * rte_get_tsc_hz();
@@ -363,7 +367,9 @@ TEST(WorkersTest, NoWorkerUsesATableAfterItsGracePeriod) {
   }
   EXPECT_EQ(trapped, 0u) << "frames forwarded with a table past its grace period";
   uint64_t received = 0;
-  for (uint16_t w = 0; w < kWorkers; ++w) received += counters[w].ports[0].rx_packets.Read();
+  for (uint16_t w = 0; w < kWorkers; ++w) {
+    received += counters[w].ports[0][PortCounter::kRxPackets].Read();
+  }
   EXPECT_GT(received, 0u);
 
   rte_pktmbuf_free(frame);

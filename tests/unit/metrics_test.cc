@@ -4,6 +4,13 @@
 #include <gtest/gtest.h>
 #include <prometheus/text_serializer.h>
 
+#include <algorithm>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_split.h"
+
 namespace hvswitch {
 namespace {
 
@@ -12,6 +19,331 @@ using ::testing::Not;
 
 std::string Render(const BridgeSnapshot& snap) {
   return prometheus::TextSerializer().Serialize(RenderMetrics(snap));
+}
+
+// Two ports (one with a buffer quota and device queue stats) and two cores with a distinct
+// non-zero value in every cell the exposition shows.
+BridgeSnapshot TwoPorts() {
+  BridgeSnapshot snap;
+  uint64_t v = 100;
+  for (const char* name : {"vm1", "mem1"}) {
+    PortSnapshot port;
+    port.name = name;
+    port.type = port.name == "vm1" ? "vhost-user" : "memif";
+    port.mac = port.name == "vm1" ? "56:48:4f:53:54:00" : "56:48:4f:53:54:01";
+    port.path = "/run/hvswitch/" + port.name + ".sock";
+    port.up = port.name == "vm1";
+    port.mtu = port.name == "vm1" ? 1500 : 9000;
+    PortTotals& t = port.totals;
+    for (uint64_t& cell : t.counts) cell = v++;
+    // The device's no_mbuf after the tx drops: where it was before it became a reason.
+    for (size_t r = 0; r < t.rx_drops.size(); ++r) {
+      if (r != static_cast<size_t>(RxDrop::kNoMbuf)) t.rx_drops[r] = v++;
+    }
+    for (uint64_t& cell : t.tx_drops) cell = v++;
+    t[RxDrop::kNoMbuf] = v++;
+    port.fdb_learned = v++;
+    snap.ports.push_back(port);
+  }
+  snap.ports[1].quota = 512;
+  snap.ports[1].buffers_in_use = 77;
+  snap.ports[0].queue_stats = {{false, 0, "guest_notifications", 23},
+                               {true, 1, "good_packets", 24}};
+  for (unsigned cpu : {1u, 2u}) {
+    CoreSnapshot core;
+    core.cpu = cpu;
+    core[CoreCounter::kBusyCycles] = 900 * cpu;
+    core[CoreCounter::kIdleCycles] = 100 * cpu;
+    core[CoreCounter::kPackets] = 70 * cpu;
+    for (size_t b = 0; b < core.rx_bursts.size(); ++b) core.rx_bursts[b] = b + cpu;
+    core[CoreCounter::kLearnQueueDrops] = 36 * cpu;
+    snap.cores.push_back(core);
+  }
+  snap[SwitchStat::kFdbEntries] = 4;
+  snap[SwitchStat::kFdbLearned] = 6;
+  snap[SwitchStat::kFdbMoves] = 2;
+  snap[SwitchStat::kFdbAged] = 8;
+  snap[SwitchStat::kFdbFlushed] = 9;
+  snap[SwitchStat::kFdbStatic] = 15;
+  snap[SwitchStat::kFdbStaticRefused] = 16;
+  snap[SwitchStat::kFdbLockedRefused] = 21;
+  snap[SwitchStat::kMbufs] = 4096;
+  snap[SwitchStat::kMbufsInUse] = 1234;
+  snap[SwitchStat::kCaptureMissed] = 25;
+  return snap;
+}
+
+std::vector<std::string> SortedLines(const std::string& text) {
+  std::vector<std::string> lines = absl::StrSplit(text, '\n', absl::SkipEmpty());
+  std::sort(lines.begin(), lines.end());
+  return lines;
+}
+
+// The whole exposition of TwoPorts(), in today's family order. Compared as sorted lines:
+// families may be reordered, but no name, HELP or TYPE text, label or value may change.
+constexpr const char* kExposition[] = {
+    R"x(# HELP hvswitch_port_receive_packets_total Frames received from the port (before )x"
+      R"x(any drop).)x",
+    R"x(# TYPE hvswitch_port_receive_packets_total counter)x",
+    R"x(hvswitch_port_receive_packets_total{port="vm1"} 100)x",
+    R"x(hvswitch_port_receive_packets_total{port="mem1"} 127)x",
+    R"x(# HELP hvswitch_port_receive_bytes_total Bytes received from the port.)x",
+    R"x(# TYPE hvswitch_port_receive_bytes_total counter)x",
+    R"x(hvswitch_port_receive_bytes_total{port="vm1"} 101)x",
+    R"x(hvswitch_port_receive_bytes_total{port="mem1"} 128)x",
+    R"x(# HELP hvswitch_port_transmit_packets_total Frames sent to the port.)x",
+    R"x(# TYPE hvswitch_port_transmit_packets_total counter)x",
+    R"x(hvswitch_port_transmit_packets_total{port="vm1"} 102)x",
+    R"x(hvswitch_port_transmit_packets_total{port="mem1"} 129)x",
+    R"x(# HELP hvswitch_port_transmit_bytes_total Bytes sent to the port.)x",
+    R"x(# TYPE hvswitch_port_transmit_bytes_total counter)x",
+    R"x(hvswitch_port_transmit_bytes_total{port="vm1"} 103)x",
+    R"x(hvswitch_port_transmit_bytes_total{port="mem1"} 130)x",
+    R"x(# HELP hvswitch_port_receive_drop_total Frames dropped after receive, by reason. )x"
+      R"x(no_mbuf: the buffer pool ran dry (raise it or find who holds buffers); quota: the )x"
+      R"x(port's own buffers (quota=) ran out, so its frames were dropped by the device )x"
+      R"x(instead of drawing on the shared pool; malformed: runt or group-source frames from )x"
+      R"x(the port; vlan: tagged frames on an access port, or frames in a VLAN the port does )x"
+      R"x(not carry (a guest or trunk misconfigured); bad_offload: a partial checksum on a )x"
+      R"x(frame whose TCP/UDP headers are missing or inconsistent (a broken or hostile )x"
+      R"x(guest); hairpin: destination learned on the ingress port itself (a loop or a )x"
+      R"x(confused peer); spoofed: a source MAC the port may not use (port security: mac= or )x"
+      R"x(lock=1); no_destination: flooded, but no other port is up in the frame's VLAN )x"
+      R"x((nobody to hear it); missed / rx_error: the device itself dropped frames before )x"
+      R"x(hvswitch saw them (missed: its receive queue was full, hvswitch polling too slowly; )x"
+      R"x(rx_error: erroneous frames). no_mbuf, quota, missed and rx_error are not in )x"
+      R"x(receive_packets_total; every other frame received is forwarded or counted here.)x",
+    R"x(# TYPE hvswitch_port_receive_drop_total counter)x",
+    R"x(hvswitch_port_receive_drop_total{port="vm1",reason="no_mbuf"} 125)x",
+    R"x(hvswitch_port_receive_drop_total{port="vm1",reason="quota"} 0)x",
+    R"x(hvswitch_port_receive_drop_total{port="vm1",reason="malformed"} 111)x",
+    R"x(hvswitch_port_receive_drop_total{port="vm1",reason="vlan"} 112)x",
+    R"x(hvswitch_port_receive_drop_total{port="vm1",reason="hairpin"} 113)x",
+    R"x(hvswitch_port_receive_drop_total{port="vm1",reason="bad_offload"} 114)x",
+    R"x(hvswitch_port_receive_drop_total{port="vm1",reason="spoofed"} 115)x",
+    R"x(hvswitch_port_receive_drop_total{port="vm1",reason="no_destination"} 116)x",
+    R"x(hvswitch_port_receive_drop_total{port="vm1",reason="missed"} 117)x",
+    R"x(hvswitch_port_receive_drop_total{port="vm1",reason="rx_error"} 118)x",
+    R"x(hvswitch_port_receive_drop_total{port="mem1",reason="no_mbuf"} 0)x",
+    R"x(hvswitch_port_receive_drop_total{port="mem1",reason="quota"} 152)x",
+    R"x(hvswitch_port_receive_drop_total{port="mem1",reason="malformed"} 138)x",
+    R"x(hvswitch_port_receive_drop_total{port="mem1",reason="vlan"} 139)x",
+    R"x(hvswitch_port_receive_drop_total{port="mem1",reason="hairpin"} 140)x",
+    R"x(hvswitch_port_receive_drop_total{port="mem1",reason="bad_offload"} 141)x",
+    R"x(hvswitch_port_receive_drop_total{port="mem1",reason="spoofed"} 142)x",
+    R"x(hvswitch_port_receive_drop_total{port="mem1",reason="no_destination"} 143)x",
+    R"x(hvswitch_port_receive_drop_total{port="mem1",reason="missed"} 144)x",
+    R"x(hvswitch_port_receive_drop_total{port="mem1",reason="rx_error"} 145)x",
+    R"x(# HELP hvswitch_port_transmit_drop_total Frames for the port that were not sent, by )x"
+      R"x(reason. queue_full: the guest or device is not draining its ring fast enough; )x"
+      R"x(link_down: the guest is not connected; mtu: the frame is larger than the port's MTU )x"
+      R"x((raise mtu= or fix the sender's MTU); no_mbuf: no buffer for a copy or a segment of )x"
+      R"x(the frame (pool exhausted); offload_refused: the NIC refused the frame's )x"
+      R"x(checksum/TSO request (its limits); vlan: a frame with two tags that would leave the )x"
+      R"x(port with its outer tag removed (hvswitch carries one tag: sending it would move it )x"
+      R"x(into the inner tag's VLAN; someone attempts VLAN hopping or stacks tags on an )x"
+      R"x(access/native VLAN).)x",
+    R"x(# TYPE hvswitch_port_transmit_drop_total counter)x",
+    R"x(hvswitch_port_transmit_drop_total{port="vm1",reason="queue_full"} 119)x",
+    R"x(hvswitch_port_transmit_drop_total{port="vm1",reason="link_down"} 120)x",
+    R"x(hvswitch_port_transmit_drop_total{port="vm1",reason="mtu"} 121)x",
+    R"x(hvswitch_port_transmit_drop_total{port="vm1",reason="no_mbuf"} 122)x",
+    R"x(hvswitch_port_transmit_drop_total{port="vm1",reason="offload_refused"} 123)x",
+    R"x(hvswitch_port_transmit_drop_total{port="vm1",reason="vlan"} 124)x",
+    R"x(hvswitch_port_transmit_drop_total{port="mem1",reason="queue_full"} 146)x",
+    R"x(hvswitch_port_transmit_drop_total{port="mem1",reason="link_down"} 147)x",
+    R"x(hvswitch_port_transmit_drop_total{port="mem1",reason="mtu"} 148)x",
+    R"x(hvswitch_port_transmit_drop_total{port="mem1",reason="no_mbuf"} 149)x",
+    R"x(hvswitch_port_transmit_drop_total{port="mem1",reason="offload_refused"} 150)x",
+    R"x(hvswitch_port_transmit_drop_total{port="mem1",reason="vlan"} 151)x",
+    R"x(# HELP hvswitch_port_transmit_bursts_total Transmit bursts to the port that sent )x"
+      R"x(frames; transmit packets / bursts is the mean burst size (small bursts to an )x"
+      R"x(interrupt-driven guest mean many notifications: consider --tx_flush_us).)x",
+    R"x(# TYPE hvswitch_port_transmit_bursts_total counter)x",
+    R"x(hvswitch_port_transmit_bursts_total{port="vm1"} 106)x",
+    R"x(hvswitch_port_transmit_bursts_total{port="mem1"} 133)x",
+    R"x(# HELP hvswitch_port_offload_total Offload work for frames sent to the port. )x"
+      R"x(kind=csum: partial L4 checksums (a guest left them to the device); how=hw: passed )x"
+      R"x(on for the port to complete, how=sw: completed by hvswitch because the port cannot )x"
+      R"x((CPU spent per frame). kind=tso: TCP super-frames from a guest's GSO; how=hw: )x"
+      R"x(passed whole for the port to segment, how=sw: cut into MTU-sized segments by )x"
+      R"x(hvswitch (costly: a guest peer without GUEST_TSO4/6, memif, or a NIC without TSO).)x",
+    R"x(# TYPE hvswitch_port_offload_total counter)x",
+    R"x(hvswitch_port_offload_total{port="vm1",kind="csum",how="hw"} 107)x",
+    R"x(hvswitch_port_offload_total{port="vm1",kind="csum",how="sw"} 108)x",
+    R"x(hvswitch_port_offload_total{port="vm1",kind="tso",how="hw"} 109)x",
+    R"x(hvswitch_port_offload_total{port="vm1",kind="tso",how="sw"} 110)x",
+    R"x(hvswitch_port_offload_total{port="mem1",kind="csum",how="hw"} 134)x",
+    R"x(hvswitch_port_offload_total{port="mem1",kind="csum",how="sw"} 135)x",
+    R"x(hvswitch_port_offload_total{port="mem1",kind="tso",how="hw"} 136)x",
+    R"x(hvswitch_port_offload_total{port="mem1",kind="tso",how="sw"} 137)x",
+    R"x(# HELP hvswitch_port_learn_limited_total Frames forwarded without learning their )x"
+      R"x(source because the port has as many MACs as its learn limit allows (learn_limit=, )x"
+      R"x(1024 by default on guest ports): a guest spraying source MACs, or a limit set too )x"
+      R"x(low.)x",
+    R"x(# TYPE hvswitch_port_learn_limited_total counter)x",
+    R"x(hvswitch_port_learn_limited_total{port="vm1"} 104)x",
+    R"x(hvswitch_port_learn_limited_total{port="mem1"} 131)x",
+    R"x(# HELP hvswitch_port_learn_table_full_total Frames forwarded without learning their )x"
+      R"x(source because the MAC table is full for the port: it uses all of its reserved )x"
+      R"x(entries and the table's shared rest is taken. Non-zero means the table is too small )x"
+      R"x(for this port's MACs (--fdb_capacity) or the port sprays source MACs (set )x"
+      R"x(learn_limit= on it); other ports keep their reserve.)x",
+    R"x(# TYPE hvswitch_port_learn_table_full_total counter)x",
+    R"x(hvswitch_port_learn_table_full_total{port="vm1"} 105)x",
+    R"x(hvswitch_port_learn_table_full_total{port="mem1"} 132)x",
+    R"x(# HELP hvswitch_port_fdb_entries MACs currently learned on the port (static entries )x"
+      R"x(excluded); compare with its learn_limit.)x",
+    R"x(# TYPE hvswitch_port_fdb_entries gauge)x",
+    R"x(hvswitch_port_fdb_entries{port="vm1"} 126)x",
+    R"x(hvswitch_port_fdb_entries{port="mem1"} 153)x",
+    R"x(# HELP hvswitch_port_up 1 while the port's link is up (guest connected); 0 means )x"
+      R"x(frames for it are dropped as link_down.)x",
+    R"x(# TYPE hvswitch_port_up gauge)x",
+    R"x(hvswitch_port_up{port="vm1"} 1)x",
+    R"x(hvswitch_port_up{port="mem1"} 0)x",
+    R"x(# HELP hvswitch_port_info What the port is (always 1): type, MAC and socket or )x"
+      R"x(devargs.)x",
+    R"x(# TYPE hvswitch_port_info gauge)x",
+    R"x(hvswitch_port_info{port="vm1",type="vhost-user",mac="56:48:4f:53:54:00",path="/run/h)x"
+      R"x(vswitch/vm1.sock"} 1)x",
+    R"x(hvswitch_port_info{port="mem1",type="memif",mac="56:48:4f:53:54:01",path="/run/hvswi)x"
+      R"x(tch/mem1.sock"} 1)x",
+    R"x(# HELP hvswitch_port_mtu_bytes The port's MTU in bytes.)x",
+    R"x(# TYPE hvswitch_port_mtu_bytes gauge)x",
+    R"x(hvswitch_port_mtu_bytes{port="vm1"} 1500)x",
+    R"x(hvswitch_port_mtu_bytes{port="mem1"} 9000)x",
+    R"x(# HELP hvswitch_core_busy_cycles_total TSC cycles a worker core spent in poll )x"
+      R"x(rounds that received frames; busy / (busy + idle) near 1 means the core is )x"
+      R"x(saturated.)x",
+    R"x(# TYPE hvswitch_core_busy_cycles_total counter)x",
+    R"x(hvswitch_core_busy_cycles_total{core="1"} 900)x",
+    R"x(hvswitch_core_busy_cycles_total{core="2"} 1800)x",
+    R"x(# HELP hvswitch_core_idle_cycles_total TSC cycles a worker core spent polling )x"
+      R"x(without receiving.)x",
+    R"x(# TYPE hvswitch_core_idle_cycles_total counter)x",
+    R"x(hvswitch_core_idle_cycles_total{core="1"} 100)x",
+    R"x(hvswitch_core_idle_cycles_total{core="2"} 200)x",
+    R"x(# HELP hvswitch_core_packets_total Frames a worker core received; busy cycles / )x"
+      R"x(packets is its cost per frame.)x",
+    R"x(# TYPE hvswitch_core_packets_total counter)x",
+    R"x(hvswitch_core_packets_total{core="1"} 70)x",
+    R"x(hvswitch_core_packets_total{core="2"} 140)x",
+    R"x(# HELP hvswitch_core_rx_burst_size Frames per receive call that returned any, per )x"
+      R"x(worker core. Mostly 1-4 with a busy core means small bursts from the peers; at )x"
+      R"x(--burst the core is behind.)x",
+    R"x(# TYPE hvswitch_core_rx_burst_size histogram)x",
+    R"x(hvswitch_core_rx_burst_size_count{core="1"} 45)x",
+    R"x(hvswitch_core_rx_burst_size_sum{core="1"} 70)x",
+    R"x(hvswitch_core_rx_burst_size_bucket{core="1",le="1"} 1)x",
+    R"x(hvswitch_core_rx_burst_size_bucket{core="1",le="2"} 3)x",
+    R"x(hvswitch_core_rx_burst_size_bucket{core="1",le="4"} 6)x",
+    R"x(hvswitch_core_rx_burst_size_bucket{core="1",le="8"} 10)x",
+    R"x(hvswitch_core_rx_burst_size_bucket{core="1",le="16"} 15)x",
+    R"x(hvswitch_core_rx_burst_size_bucket{core="1",le="32"} 21)x",
+    R"x(hvswitch_core_rx_burst_size_bucket{core="1",le="64"} 28)x",
+    R"x(hvswitch_core_rx_burst_size_bucket{core="1",le="128"} 36)x",
+    R"x(hvswitch_core_rx_burst_size_bucket{core="1",le="256"} 45)x",
+    R"x(hvswitch_core_rx_burst_size_bucket{core="1",le="+Inf"} 45)x",
+    R"x(hvswitch_core_rx_burst_size_count{core="2"} 54)x",
+    R"x(hvswitch_core_rx_burst_size_sum{core="2"} 140)x",
+    R"x(hvswitch_core_rx_burst_size_bucket{core="2",le="1"} 2)x",
+    R"x(hvswitch_core_rx_burst_size_bucket{core="2",le="2"} 5)x",
+    R"x(hvswitch_core_rx_burst_size_bucket{core="2",le="4"} 9)x",
+    R"x(hvswitch_core_rx_burst_size_bucket{core="2",le="8"} 14)x",
+    R"x(hvswitch_core_rx_burst_size_bucket{core="2",le="16"} 20)x",
+    R"x(hvswitch_core_rx_burst_size_bucket{core="2",le="32"} 27)x",
+    R"x(hvswitch_core_rx_burst_size_bucket{core="2",le="64"} 35)x",
+    R"x(hvswitch_core_rx_burst_size_bucket{core="2",le="128"} 44)x",
+    R"x(hvswitch_core_rx_burst_size_bucket{core="2",le="256"} 54)x",
+    R"x(hvswitch_core_rx_burst_size_bucket{core="2",le="+Inf"} 54)x",
+    R"x(# HELP hvswitch_core_learn_queue_drops_total Learn requests a worker core dropped )x"
+      R"x(because its queue to the control thread was full; the source is asked for again a )x"
+      R"x(millisecond later. Non-zero means sources arrive faster than the control thread )x"
+      R"x(learns them (many new MACs at once) or the control thread is stalled: learning lags )x"
+      R"x(meanwhile and unicast to new MACs floods.)x",
+    R"x(# TYPE hvswitch_core_learn_queue_drops_total counter)x",
+    R"x(hvswitch_core_learn_queue_drops_total{core="1"} 36)x",
+    R"x(hvswitch_core_learn_queue_drops_total{core="2"} 72)x",
+    R"x(# HELP hvswitch_port_queue_stat_total The port device's own per-queue statistics )x"
+      R"x((DPDK xstats); direction=rx: from the peer, tx: to it. vhost-user: good_packets, )x"
+      R"x(good_bytes, multicast/broadcast_packets, size bins, and guest_notifications: )x"
+      R"x(interrupts hvswitch raised in the guest (a polling guest suppresses them; per frame )x"
+      R"x(they are the signalling cost).)x",
+    R"x(# TYPE hvswitch_port_queue_stat_total counter)x",
+    R"x(hvswitch_port_queue_stat_total{port="vm1",direction="tx",queue="0",stat="guest_notif)x"
+      R"x(ications"} 23)x",
+    R"x(hvswitch_port_queue_stat_total{port="vm1",direction="rx",queue="1",stat="good_packet)x"
+      R"x(s"} 24)x",
+    R"x(# HELP hvswitch_port_buffer_quota Packet buffers a port with quota= may hold at )x"
+      R"x(once.)x",
+    R"x(# TYPE hvswitch_port_buffer_quota gauge)x",
+    R"x(hvswitch_port_buffer_quota{port="mem1"} 512)x",
+    R"x(# HELP hvswitch_port_buffers_in_use Packet buffers of a port with quota= out of its )x"
+      R"x(pool now (its frames in flight, queued, or copied for floods); at the quota its )x"
+      R"x(further frames wait or drop.)x",
+    R"x(# TYPE hvswitch_port_buffers_in_use gauge)x",
+    R"x(hvswitch_port_buffers_in_use{port="mem1"} 77)x",
+    R"x(# HELP hvswitch_mbufs Packet buffers in the shared pool.)x",
+    R"x(# TYPE hvswitch_mbufs gauge)x",
+    R"x(hvswitch_mbufs 4096)x",
+    R"x(# HELP hvswitch_mbufs_in_use Packet buffers out of the pool now: in device rings, )x"
+      R"x(transmit queues or in flight. Rising while traffic is steady means a leak.)x",
+    R"x(# TYPE hvswitch_mbufs_in_use gauge)x",
+    R"x(hvswitch_mbufs_in_use 1234)x",
+    R"x(# HELP hvswitch_capture_missed_total Frames a running hvswitchctl capture could not )x"
+      R"x(copy (no buffer, or the control thread behind); the capture file lacks them, )x"
+      R"x(forwarding does not.)x",
+    R"x(# TYPE hvswitch_capture_missed_total counter)x",
+    R"x(hvswitch_capture_missed_total 25)x",
+    R"x(# HELP hvswitch_fdb_entries MAC addresses in the forwarding table, learned and )x"
+      R"x(static.)x",
+    R"x(# TYPE hvswitch_fdb_entries gauge)x",
+    R"x(hvswitch_fdb_entries 4)x",
+    R"x(# HELP hvswitch_fdb_static_entries Static MAC entries (configured; never aged or )x"
+      R"x(moved).)x",
+    R"x(# TYPE hvswitch_fdb_static_entries gauge)x",
+    R"x(hvswitch_fdb_static_entries 15)x",
+    R"x(# HELP hvswitch_fdb_static_move_refused_total Frames whose source is a static MAC )x"
+      R"x(of another port; non-zero means a guest is using an address it does not own, or the )x"
+      R"x(entry is wrong.)x",
+    R"x(# TYPE hvswitch_fdb_static_move_refused_total counter)x",
+    R"x(hvswitch_fdb_static_move_refused_total 16)x",
+    R"x(# HELP hvswitch_fdb_locked_move_refused_total Learn requests refused because the )x"
+      R"x(MAC belongs to a connected guest port with port security (mac= or lock=1); non-zero )x"
+      R"x(means another port sends with that guest's address.)x",
+    R"x(# TYPE hvswitch_fdb_locked_move_refused_total counter)x",
+    R"x(hvswitch_fdb_locked_move_refused_total 21)x",
+    R"x(# HELP hvswitch_fdb_learned_total MAC addresses learned (new table entries).)x",
+    R"x(# TYPE hvswitch_fdb_learned_total counter)x",
+    R"x(hvswitch_fdb_learned_total 6)x",
+    R"x(# HELP hvswitch_fdb_moves_total Learned MACs seen on another port than before; a )x"
+      R"x(steady rate means a loop or a MAC shared by two guests.)x",
+    R"x(# TYPE hvswitch_fdb_moves_total counter)x",
+    R"x(hvswitch_fdb_moves_total 2)x",
+    R"x(# HELP hvswitch_fdb_aged_total MAC entries removed because they were not seen for )x"
+      R"x(the ageing time.)x",
+    R"x(# TYPE hvswitch_fdb_aged_total counter)x",
+    R"x(hvswitch_fdb_aged_total 8)x",
+    R"x(# HELP hvswitch_fdb_flushed_total MAC entries removed because their port went down.)x",
+    R"x(# TYPE hvswitch_fdb_flushed_total counter)x",
+    R"x(hvswitch_fdb_flushed_total 9)x",
+};
+
+// The whole exposition, line by line: names, HELP and TYPE texts, labels and values. The
+// order of families may change (they are compared sorted), nothing else.
+TEST(MetricsTest, FullExpositionIsStable) {
+  const std::vector<std::string> got = SortedLines(Render(TwoPorts()));
+  std::vector<std::string> want(std::begin(kExposition), std::end(kExposition));
+  std::sort(want.begin(), want.end());
+  std::vector<std::string> missing, extra;
+  std::set_difference(want.begin(), want.end(), got.begin(), got.end(),
+                      std::back_inserter(missing));
+  std::set_difference(got.begin(), got.end(), want.begin(), want.end(),
+                      std::back_inserter(extra));
+  EXPECT_THAT(missing, ::testing::IsEmpty()) << "lines no longer exported";
+  EXPECT_THAT(extra, ::testing::IsEmpty()) << "lines exported that were not";
+  EXPECT_EQ(got.size(), want.size());  // duplicates
 }
 
 TEST(MetricsTest, NamesLabelsAndValuesFollowTheMetricList) {
@@ -23,43 +355,43 @@ TEST(MetricsTest, NamesLabelsAndValuesFollowTheMetricList) {
   vm1.path = "/run/hvswitch/vm1.sock";
   vm1.up = true;
   vm1.mtu = 1500;
-  vm1.totals.rx_packets = 10;
-  vm1.totals.rx_bytes = 640;
-  vm1.totals.tx_packets = 7;
-  vm1.totals.tx_bytes = 448;
+  vm1.totals[PortCounter::kRxPackets] = 10;
+  vm1.totals[PortCounter::kRxBytes] = 640;
+  vm1.totals[PortCounter::kTxPackets] = 7;
+  vm1.totals[PortCounter::kTxBytes] = 448;
   vm1.totals.rx_drops[static_cast<size_t>(RxDrop::kHairpin)] = 3;
   vm1.totals.tx_drops[static_cast<size_t>(TxDrop::kQueueFull)] = 2;
   vm1.totals.rx_drops[static_cast<size_t>(RxDrop::kVlan)] = 11;
   vm1.totals.tx_drops[static_cast<size_t>(TxDrop::kMtu)] = 12;
-  vm1.totals.learn_limited = 13;
-  vm1.totals.csum_hw = 17;
-  vm1.totals.csum_sw = 18;
-  vm1.totals.tso_hw = 19;
-  vm1.totals.tso_sw = 20;
+  vm1.totals[PortCounter::kLearnLimited] = 13;
+  vm1.totals[PortCounter::kCsumHw] = 17;
+  vm1.totals[PortCounter::kCsumSw] = 18;
+  vm1.totals[PortCounter::kTsoHw] = 19;
+  vm1.totals[PortCounter::kTsoSw] = 20;
   vm1.fdb_learned = 14;
-  vm1.rx_no_mbuf = 5;
+  vm1.totals[RxDrop::kNoMbuf] = 5;
   PortSnapshot mem1;
   mem1.name = "mem1";
   mem1.type = "memif";
   snap.ports = {vm1, mem1};
-  snap.fdb_entries = 4;
-  snap.fdb_learned = 6;
-  snap.fdb_moves = 2;
-  snap.fdb_aged = 8;
-  snap.fdb_flushed = 9;
-  snap.fdb_static = 15;
-  snap.fdb_static_refused = 16;
-  snap.fdb_locked_refused = 21;
-  snap.mbufs = 4096;
-  snap.mbufs_in_use = 1234;
+  snap[SwitchStat::kFdbEntries] = 4;
+  snap[SwitchStat::kFdbLearned] = 6;
+  snap[SwitchStat::kFdbMoves] = 2;
+  snap[SwitchStat::kFdbAged] = 8;
+  snap[SwitchStat::kFdbFlushed] = 9;
+  snap[SwitchStat::kFdbStatic] = 15;
+  snap[SwitchStat::kFdbStaticRefused] = 16;
+  snap[SwitchStat::kFdbLockedRefused] = 21;
+  snap[SwitchStat::kMbufs] = 4096;
+  snap[SwitchStat::kMbufsInUse] = 1234;
   snap.ports[1].quota = 512;  // mem1 has a pool of its own
   snap.ports[1].buffers_in_use = 77;
-  snap.ports[1].rx_no_mbuf = 3;
+  snap.ports[1].totals[RxDrop::kNoMbuf] = 3;
   CoreSnapshot core;
   core.cpu = 1;
-  core.busy_cycles = 900;
-  core.idle_cycles = 100;
-  core.rx_packets = 70;
+  core[CoreCounter::kBusyCycles] = 900;
+  core[CoreCounter::kIdleCycles] = 100;
+  core[CoreCounter::kPackets] = 70;
   core.rx_bursts[0] = 2;  // 2 bursts of 1
   core.rx_bursts[5] = 2;  // 2 of 17-32 (34 frames each)
   snap.cores = {core};
@@ -146,7 +478,7 @@ TEST(MetricsTest, EveryRefusalAndDropHasItsSample) {
   BridgeSnapshot snap;
   PortSnapshot wire;
   wire.name = "wire";
-  wire.totals.learn_table_full = 31;
+  wire.totals[PortCounter::kLearnTableFull] = 31;
   wire.totals.rx_drops[static_cast<size_t>(RxDrop::kNoDestination)] = 32;
   wire.totals.rx_drops[static_cast<size_t>(RxDrop::kMissed)] = 33;
   wire.totals.rx_drops[static_cast<size_t>(RxDrop::kRxError)] = 34;
@@ -154,7 +486,7 @@ TEST(MetricsTest, EveryRefusalAndDropHasItsSample) {
   snap.ports = {wire};
   CoreSnapshot core;
   core.cpu = 3;
-  core.learn_queue_drops = 36;
+  core[CoreCounter::kLearnQueueDrops] = 36;
   snap.cores = {core};
   const std::string text = Render(snap);
   EXPECT_THAT(text, HasSubstr("hvswitch_port_learn_table_full_total{port=\"wire\"} 31\n"));
@@ -208,13 +540,13 @@ TEST(MetricsTest, EveryFamilyHasHelpAndCountersEndInTotal) {
 
 TEST(CountersTest, TotalsSumEveryWorker) {
   WorkerCounters a, b;
-  a.ports[1].rx_packets.Add(3);
-  b.ports[1].rx_packets.Add(4);
+  a.ports[1].Add(PortCounter::kRxPackets, 3);
+  b.ports[1].Add(PortCounter::kRxPackets, 4);
   b.ports[1].Drop(TxDrop::kLinkDown, 2);
   PortTotals totals;
   totals.AddFrom(a.ports[1]);
   totals.AddFrom(b.ports[1]);
-  EXPECT_EQ(totals.rx_packets, 7u);
+  EXPECT_EQ(totals[PortCounter::kRxPackets], 7u);
   EXPECT_EQ(totals.tx_drops[static_cast<size_t>(TxDrop::kLinkDown)], 2u);
 }
 

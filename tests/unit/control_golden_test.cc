@@ -1,0 +1,391 @@
+// The control protocol's answers, byte for byte: every request hvswitchctl sends, success
+// and error, against a stub bridge whose snapshot holds a distinct non-zero value in every
+// counter cell. Restructuring how counters are declared, summed and rendered, or how the
+// commands are parsed, must leave these bytes alone (scripts parse them; `config show` is
+// read back by --config). A change here is a protocol change: make it on purpose.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_replace.h"
+#include "switch/control_commands.h"
+#include "switch/mac_key.h"
+#include "tests/stub_bridge.h"
+
+namespace hvswitch {
+namespace {
+
+// Every cell of a port's counters, from `first` up: no two cells (or ports) alike, so a
+// cell rendered under another's key shows.
+PortSnapshot Counted(const std::string& name, uint64_t first) {
+  PortSnapshot port;
+  port.name = name;
+  uint64_t v = first;
+  PortTotals& t = port.totals;
+  for (uint64_t& cell : t.counts) cell = v++;
+  // The device's no_mbuf after the tx drops: where it was before it became a reason.
+  for (size_t r = 0; r < t.rx_drops.size(); ++r) {
+    if (r != static_cast<size_t>(RxDrop::kNoMbuf)) t.rx_drops[r] = v++;
+  }
+  for (uint64_t& cell : t.tx_drops) cell = v++;
+  t[RxDrop::kNoMbuf] = v++;
+  port.fdb_learned = v++;
+  return port;
+}
+
+BridgeSnapshot Counters() {
+  BridgeSnapshot snap;
+  PortSnapshot vm = Counted("vm", 1000);
+  vm.up = true;
+  vm.mac = "56:48:4f:53:54:01";
+  PortSnapshot mem = Counted("mem", 2000);
+  mem.mac = "56:48:4f:53:54:02";
+  mem.quota = 512;
+  mem.buffers_in_use = 77;
+  snap.ports = {vm, mem};
+  for (unsigned cpu : {1u, 3u}) {
+    CoreSnapshot core;
+    core.cpu = cpu;
+    core[CoreCounter::kBusyCycles] = 900000 * cpu;
+    core[CoreCounter::kIdleCycles] = 300000 * cpu;
+    core[CoreCounter::kPackets] = 4000 * cpu;
+    for (size_t b = 0; b < core.rx_bursts.size(); ++b) core.rx_bursts[b] = 10 * cpu + b;
+    core[CoreCounter::kLearnQueueDrops] = 5 * cpu;
+    snap.cores.push_back(core);
+  }
+  snap[SwitchStat::kFdbEntries] = 3001;
+  snap[SwitchStat::kFdbLearned] = 3002;
+  snap[SwitchStat::kFdbMoves] = 3003;
+  snap[SwitchStat::kFdbAged] = 3004;
+  snap[SwitchStat::kFdbFlushed] = 3005;
+  snap[SwitchStat::kFdbStatic] = 3006;
+  snap[SwitchStat::kFdbStaticRefused] = 3007;
+  snap[SwitchStat::kFdbLockedRefused] = 3008;
+  snap[SwitchStat::kMbufs] = 3009;
+  snap[SwitchStat::kMbufsInUse] = 3010;
+  snap[SwitchStat::kCaptureMissed] = 3011;
+  return snap;
+}
+
+struct Exchange {
+  const char* request;  // $DIR: the runtime directory
+  const char* answer;
+  uid_t uid = 0;        // 65534: a --ctl_group member
+  bool with_file = false;
+};
+
+class ControlGoldenTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = mkdtemp(std::string("/tmp/hvs-golden-XXXXXX").data());
+    options_.runtime_dir = dir_;
+    options_.ctl_socket = dir_ + "/hvswitch.ctl";
+    for (const char* text : {"vm,type=vhost-user,path=$DIR/vm.sock",
+                             "mem,type=memif,path=$DIR/mem.sock,quota=512"}) {
+      absl::StatusOr<PortSpec> spec = ParsePortSpec(Expand(text));
+      ASSERT_TRUE(spec.ok()) << spec.status();
+      ASSERT_TRUE(bridge_.AddPort(*spec).ok());
+    }
+    ASSERT_TRUE(bridge_.AddStaticMac({"mem", *ParseUnicastMacKey("02:00:00:00:00:aa", 0)}).ok());
+    bridge_.Learn(*ParseUnicastMacKey("02:00:00:00:00:bb", 7), 0);
+    bridge_.SetCounters(Counters());
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::string Expand(const std::string& text) const {
+    return absl::StrReplaceAll(text, {{"$DIR", dir_}});
+  }
+
+  std::string Ask(const Exchange& e) {
+    const std::string line = Expand(e.request);
+    ControlRequest request;
+    request.line = line;
+    request.peer.uid = e.uid;
+    request.file = e.with_file ? open("/dev/null", O_WRONLY | O_CLOEXEC) : -1;
+    ControlAnswer answer = ExecuteControlCommand(bridge_, options_, request);
+    EXPECT_FALSE(answer.connection_taken) << e.request;
+    return answer.line;
+  }
+
+  void ExpectAnswers(const std::vector<Exchange>& exchanges) {
+    for (const Exchange& e : exchanges) {
+      EXPECT_EQ(Ask(e), Expand(e.answer)) << "request: " << e.request;
+    }
+  }
+
+  std::string dir_;
+  DaemonOptions options_;
+  StubBridge bridge_;
+};
+
+// port list/show/add/del and their errors.
+TEST_F(ControlGoldenTest, PortCommands) {
+  ExpectAnswers({
+      {"port list",
+       R"j({"ok":true,"ports":[{"fdb_learned":1026,"mac":"56:48:4f:53:54:01","mtu":1500,)j"
+       R"j("name":"vm","rx_packets":1000,"tx_packets":1002,"type":"vhost-user","up":true},)j"
+       R"j({"fdb_learned":2026,"mac":"56:48:4f:53:54:02","mtu":1500,"name":"mem",)j"
+       R"j("rx_packets":2000,"tx_packets":2002,"type":"memif","up":false}]})j"},
+      {"port show vm",
+       R"j({"ok":true,"port":{"fdb_learned":1026,"learn_limited":1004,"learn_table_full":1005,)j"
+       R"j("mac":"56:48:4f:53:54:01","mtu":1500,"name":"vm","offload":{"csum_hw":1007,)j"
+       R"j("csum_sw":1008,"tso_hw":1009,"tso_sw":1010},"rx_bytes":1001,)j"
+       R"j("rx_drops":{"bad_offload":1014,"hairpin":1013,"malformed":1011,"missed":1017,)j"
+       R"j("no_destination":1016,"no_mbuf":1025,"rx_error":1018,"spoofed":1015,"vlan":1012},)j"
+       R"j("rx_packets":1000,"spec":"vm,type=vhost-user,path=$DIR/vm.sock","tx_bursts":1006,)j"
+       R"j("tx_bytes":1003,"tx_drops":{"link_down":1020,"mtu":1021,"no_mbuf":1022,)j"
+       R"j("offload_refused":1023,"queue_full":1019,"vlan":1024},"tx_packets":1002,)j"
+       R"j("type":"vhost-user","up":true}})j"},
+      {"port show mem",
+       R"j({"ok":true,"port":{"buffer_quota":512,"buffers_in_use":77,"fdb_learned":2026,)j"
+       R"j("learn_limited":2004,"learn_table_full":2005,"mac":"56:48:4f:53:54:02","mtu":1500,)j"
+       R"j("name":"mem","offload":{"csum_hw":2007,"csum_sw":2008,"tso_hw":2009,"tso_sw":2010},)j"
+       R"j("rx_bytes":2001,"rx_drops":{"bad_offload":2014,"hairpin":2013,"malformed":2011,)j"
+       R"j("missed":2017,"no_destination":2016,"no_mbuf":2025,"rx_error":2018,"spoofed":2015,)j"
+       R"j("vlan":2012},"rx_packets":2000,"spec":"mem,type=memif,path=$DIR/mem.sock,quota=512",)j"
+       R"j("tx_bursts":2006,"tx_bytes":2003,"tx_drops":{"link_down":2020,"mtu":2021,)j"
+       R"j("no_mbuf":2022,"offload_refused":2023,"queue_full":2019,"vlan":2024},)j"
+       R"j("tx_packets":2002,"type":"memif","up":false}})j"},
+      {"port show nope",
+       R"j({"error":"no port named 'nope'","ok":false})j"},
+      {"port show",
+       R"j({"error":"port: list | show NAME | add NAME TYPE KEY=VALUE... | add SPEC | del NAME")j"
+       R"j(,"ok":false})j"},
+      {"port",
+       R"j({"error":"port: list | show NAME | add NAME TYPE KEY=VALUE... | add SPEC | del NAME")j"
+       R"j(,"ok":false})j"},
+      {"port list --vlan 3",
+       R"j({"error":"port: list | show NAME | add NAME TYPE KEY=VALUE... | add SPEC | del NAME")j"
+       R"j(,"ok":false})j"},
+      {"port add x vhost-user path=$DIR/x.sock",
+       R"j({"ok":true,"spec":"x,type=vhost-user,path=$DIR/x.sock"})j"},
+      {"port add y,type=memif,path=$DIR/y.sock,quota=64",
+       R"j({"error":"port 'y': quota must be a number of buffers from 256 to 1048576",)j"
+       R"j("ok":false})j"},
+      {"port add y,type=memif,path=$DIR/y.sock,quota=256",
+       R"j({"ok":true,"spec":"y,type=memif,path=$DIR/y.sock,quota=256"})j"},
+      {"port add x vhost-user path=$DIR/x.sock",
+       R"j({"error":"exists","ok":false})j"},
+      {"port add z bogus",
+       R"j({"error":"port 'z': unknown type 'bogus' (expected vhost-user, memif or dpdk)",)j"
+       R"j("ok":false})j"},
+      {"port add p,type=dpdk,devargs=net_pcap0,tx_pcap=/etc/shadow",
+       R"j({"denied":true,"error":"permission denied: type=dpdk ports (devices) need root; the )j"
+       R"j(--ctl_group may manage vhost-user and memif ports","ok":false})j", 65534, false},
+      {"port del y",
+       R"j({"ok":true})j"},
+      {"port del nope",
+       R"j({"error":"no port named 'nope'","ok":false})j"},
+      {"port del x",
+       R"j({"ok":true})j"},
+  });
+}
+
+// fdb show/add/del/flush and their errors.
+TEST_F(ControlGoldenTest, FdbCommands) {
+  ExpectAnswers({
+      {"fdb show",
+       R"j({"entries":[{"mac":"02:00:00:00:00:aa","port":"mem","static":true,"vlan":0},)j"
+       R"j({"age":10,"mac":"02:00:00:00:00:bb","port":"vm","static":false,"vlan":7}],"ok":true})j"},
+      {"fdb show --port vm",
+       R"j({"entries":[{"age":10,"mac":"02:00:00:00:00:bb","port":"vm","static":false,)j"
+       R"j("vlan":7}],"ok":true})j"},
+      {"fdb show --vlan 7",
+       R"j({"entries":[{"age":10,"mac":"02:00:00:00:00:bb","port":"vm","static":false,)j"
+       R"j("vlan":7}],"ok":true})j"},
+      {"fdb show --port nope",
+       R"j({"error":"no port named 'nope'","ok":false})j"},
+      {"fdb show --vlan 5000",
+       R"j({"error":"--vlan must be 0-4094, not '5000'","ok":false})j"},
+      {"fdb show --port",
+       R"j({"error":"--port needs a value","ok":false})j"},
+      {"fdb show --colour red",
+       R"j({"error":"unknown option --colour","ok":false})j"},
+      {"fdb add vm 02:00:00:00:00:09 --vlan 5",
+       R"j({"ok":true})j"},
+      {"fdb add vm ff:ff:ff:ff:ff:ff",
+       R"j({"error":"'ff:ff:ff:ff:ff:ff' is not a unicast MAC","ok":false})j"},
+      {"fdb add nope 02:00:00:00:00:0a",
+       R"j({"error":"no such port","ok":false})j"},
+      {"fdb del 02:00:00:00:00:09 --vlan 5",
+       R"j({"ok":true})j"},
+      {"fdb del 02:00:00:00:00:77",
+       R"j({"error":"no entry for 02:00:00:00:00:77 in VLAN 0","ok":false})j"},
+      {"fdb flush --port vm",
+       R"j({"ok":true})j"},
+      {"fdb flush --vlan 3",
+       R"j({"error":"fdb: show [--port P] [--vlan V] | flush [--port P] | add PORT MAC [--vlan )j"
+       R"j(V] | del MAC [--vlan V]","ok":false})j"},
+      {"fdb flush",
+       R"j({"ok":true})j"},
+      {"fdb show",
+       R"j({"entries":[{"mac":"02:00:00:00:00:aa","port":"mem","static":true,"vlan":0}],)j"
+       R"j("ok":true})j"},
+      {"fdb",
+       R"j({"error":"fdb: show, flush, add or del","ok":false})j"},
+      {"fdb bogus",
+       R"j({"error":"fdb: show [--port P] [--vlan V] | flush [--port P] | add PORT MAC [--vlan )j"
+       R"j(V] | del MAC [--vlan V]","ok":false})j"},
+  });
+}
+
+// stats (every port counter and the FDB's totals) and pmd (the cores).
+TEST_F(ControlGoldenTest, StatsAndPmd) {
+  ExpectAnswers({
+      {"stats",
+       R"j({"fdb":{"aged_total":3004,"entries":3001,"flushed_total":3005,"learned_total":3002,)j"
+       R"j("moves_total":3003,"static":3006},"ok":true,"ports":[{"fdb_learned":1026,)j"
+       R"j("learn_limited":1004,"learn_table_full":1005,"mac":"56:48:4f:53:54:01","mtu":1500,)j"
+       R"j("name":"vm","offload":{"csum_hw":1007,"csum_sw":1008,"tso_hw":1009,"tso_sw":1010},)j"
+       R"j("rx_bytes":1001,"rx_drops":{"bad_offload":1014,"hairpin":1013,"malformed":1011,)j"
+       R"j("missed":1017,"no_destination":1016,"no_mbuf":1025,"rx_error":1018,"spoofed":1015,)j"
+       R"j("vlan":1012},"rx_packets":1000,"spec":"vm,type=vhost-user,path=$DIR/vm.sock",)j"
+       R"j("tx_bursts":1006,"tx_bytes":1003,"tx_drops":{"link_down":1020,"mtu":1021,)j"
+       R"j("no_mbuf":1022,"offload_refused":1023,"queue_full":1019,"vlan":1024},)j"
+       R"j("tx_packets":1002,"type":"vhost-user","up":true},{"buffer_quota":512,)j"
+       R"j("buffers_in_use":77,"fdb_learned":2026,"learn_limited":2004,"learn_table_full":2005,)j"
+       R"j("mac":"56:48:4f:53:54:02","mtu":1500,"name":"mem","offload":{"csum_hw":2007,)j"
+       R"j("csum_sw":2008,"tso_hw":2009,"tso_sw":2010},"rx_bytes":2001,)j"
+       R"j("rx_drops":{"bad_offload":2014,"hairpin":2013,"malformed":2011,"missed":2017,)j"
+       R"j("no_destination":2016,"no_mbuf":2025,"rx_error":2018,"spoofed":2015,"vlan":2012},)j"
+       R"j("rx_packets":2000,"spec":"mem,type=memif,path=$DIR/mem.sock,quota=512",)j"
+       R"j("tx_bursts":2006,"tx_bytes":2003,"tx_drops":{"link_down":2020,"mtu":2021,)j"
+       R"j("no_mbuf":2022,"offload_refused":2023,"queue_full":2019,"vlan":2024},)j"
+       R"j("tx_packets":2002,"type":"memif","up":false}]})j"},
+      {"stats mem",
+       R"j({"fdb":{"aged_total":3004,"entries":3001,"flushed_total":3005,"learned_total":3002,)j"
+       R"j("moves_total":3003,"static":3006},"ok":true,"ports":[{"buffer_quota":512,)j"
+       R"j("buffers_in_use":77,"fdb_learned":2026,"learn_limited":2004,"learn_table_full":2005,)j"
+       R"j("mac":"56:48:4f:53:54:02","mtu":1500,"name":"mem","offload":{"csum_hw":2007,)j"
+       R"j("csum_sw":2008,"tso_hw":2009,"tso_sw":2010},"rx_bytes":2001,)j"
+       R"j("rx_drops":{"bad_offload":2014,"hairpin":2013,"malformed":2011,"missed":2017,)j"
+       R"j("no_destination":2016,"no_mbuf":2025,"rx_error":2018,"spoofed":2015,"vlan":2012},)j"
+       R"j("rx_packets":2000,"spec":"mem,type=memif,path=$DIR/mem.sock,quota=512",)j"
+       R"j("tx_bursts":2006,"tx_bytes":2003,"tx_drops":{"link_down":2020,"mtu":2021,)j"
+       R"j("no_mbuf":2022,"offload_refused":2023,"queue_full":2019,"vlan":2024},)j"
+       R"j("tx_packets":2002,"type":"memif","up":false}]})j"},
+      {"stats nope",
+       R"j({"error":"no port named 'nope'","ok":false})j"},
+      {"stats a b",
+       R"j({"error":"stats [PORT]","ok":false})j"},
+      {"pmd",
+       R"j({"cores":[{"bursts":[{"count":10,"size_le":1},{"count":11,"size_le":2},{"count":12,)j"
+       R"j("size_le":4},{"count":13,"size_le":8},{"count":14,"size_le":16},{"count":15,)j"
+       R"j("size_le":32},{"count":16,"size_le":64},{"count":17,"size_le":128},{"count":18,)j"
+       R"j("size_le":256}],"busy_cycles":900000,"busy_percent":75.0,"core":1,)j"
+       R"j("cycles_per_packet":225.0,"idle_cycles":300000,"mean_burst":31.746031746031747,)j"
+       R"j("packets":4000},{"bursts":[{"count":30,"size_le":1},{"count":31,"size_le":2},)j"
+       R"j({"count":32,"size_le":4},{"count":33,"size_le":8},{"count":34,"size_le":16},)j"
+       R"j({"count":35,"size_le":32},{"count":36,"size_le":64},{"count":37,"size_le":128},)j"
+       R"j({"count":38,"size_le":256}],"busy_cycles":2700000,"busy_percent":75.0,"core":3,)j"
+       R"j("cycles_per_packet":225.0,"idle_cycles":900000,"mean_burst":39.21568627450981,)j"
+       R"j("packets":12000}],"ok":true})j"},
+      {"pmd x",
+       R"j({"error":"pmd (no arguments)","ok":false})j"},
+  });
+}
+
+// capture start/status/stop. Without a connection the daemon answers `start` itself.
+TEST_F(ControlGoldenTest, CaptureCommands) {
+  ExpectAnswers({
+      {"capture status",
+       R"j({"active":false,"captured":0,"ok":true})j"},
+      {"capture start vm 10 rx",
+       R"j({"error":"capture start needs the file's descriptor","ok":false})j"},
+      {"capture start vm 0 rx",
+       R"j({"error":"--count must be a positive number","ok":false})j", 0, true},
+      {"capture start vm 10 sideways",
+       R"j({"error":"--direction must be rx, tx or both","ok":false})j", 0, true},
+      {"capture start vm 10 rx 0",
+       R"j({"error":"--timeout must be 0 to 86400 seconds","ok":false})j", 0, true},
+      {"capture start nope 10 rx",
+       R"j({"error":"no port named 'nope'","ok":false})j", 0, true},
+      {"capture start vm 10 both 5",
+       R"j({"active":true,"ok":true})j", 0, true},
+      {"capture start vm 10 tx",
+       R"j({"error":"a capture is running already","ok":false})j", 0, true},
+      {"capture status",
+       R"j({"active":true,"captured":0,"ok":true})j"},
+      {"capture stop",
+       R"j({"active":false,"captured":0,"ok":true})j"},
+      {"capture",
+       R"j({"error":"capture: start PORT COUNT rx|tx|both [SECONDS] (with a file) | status | st)j"
+       R"j(op","ok":false})j"},
+      {"capture start vm 10",
+       R"j({"error":"capture: start PORT COUNT rx|tx|both [SECONDS] (with a file) | status | st)j"
+       R"j(op","ok":false})j", 0, true},
+  });
+}
+
+// config show/save and their errors.
+TEST_F(ControlGoldenTest, ConfigCommands) {
+  ExpectAnswers({
+      {"config show",
+       R"j({"config":"# hvswitch configuration (hvswitchctl config save)\nport=vm,)j"
+       R"j(type=vhost-user,path=$DIR/vm.sock\nport=mem,type=memif,path=$DIR/mem.sock,)j"
+       R"j(quota=512\nfdb_static=mem,02:00:00:00:00:aa\nmetrics_address=127.0.0.1:9417\nruntime)j"
+       R"j(_dir=$DIR\nctl_socket=$DIR/hvswitch.ctl\n","ok":true})j"},
+      {"config save",
+       R"j({"ok":true,"path":"$DIR/hvswitch.conf"})j"},
+      {"config save $DIR/named.conf",
+       R"j({"ok":true,"path":"$DIR/named.conf"})j"},
+      {"config save $DIR/other.conf",
+       R"j({"denied":true,"error":"permission denied: the daemon writes a named file for root o)j"
+       R"j(nly (hvswitchctl config save FILE writes it with your rights)","ok":false})j", 65534, false},
+      {"config",
+       R"j({"error":"config show | config save [FILE]","ok":false})j"},
+      {"config load",
+       R"j({"error":"config show | config save [FILE]","ok":false})j"},
+      {"config save a b",
+       R"j({"error":"config show | config save [FILE]","ok":false})j"},
+  });
+}
+
+// Requests that are no command.
+TEST_F(ControlGoldenTest, OtherRequests) {
+  ExpectAnswers({
+      {"",
+       R"j({"error":"empty request","ok":false})j"},
+      {"nonsense",
+       R"j({"error":"unknown command 'nonsense': port list | port show NAME | port add NAME TYP)j"
+       R"j(E KEY=VALUE... | port del NAME | fdb show [--port P] [--vlan V] | fdb flush [--port )j"
+       R"j(P] | fdb add PORT MAC [--vlan V] | fdb del MAC [--vlan V] | stats [PORT] | pmd | cap)j"
+       R"j(ture PORT [--count N] [--direction rx|tx|both] -w FILE | capture stop | config show )j"
+       R"j(| config save [FILE]","ok":false})j"},
+      {"   ",
+       R"j({"error":"empty request","ok":false})j"},
+  });
+}
+// A change to the configuration under --save_config whose file cannot be written: done,
+// with a warning.
+TEST_F(ControlGoldenTest, SaveConfigFailureIsAWarning) {
+  options_.save_config = dir_ + "/missing/hvswitch.conf";
+  const std::string answer = Ask({"fdb add vm 02:00:00:00:00:09", ""});
+  EXPECT_EQ(answer.rfind(R"j({"ok":true,"warning":"done, but not saved: )j", 0), 0u) << answer;
+  EXPECT_EQ(Ask({"fdb show --port mem", ""}),
+            R"j({"entries":[{"mac":"02:00:00:00:00:aa","port":"mem","static":true,"vlan":0}],)j"
+            R"j("ok":true})j");
+}
+
+// With the client's connection, `capture start` answers on it itself (PacketCapture::Tell):
+// the command's own answer is empty.
+TEST_F(ControlGoldenTest, CaptureWithAConnectionAnswersOnIt) {
+  int pair[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
+  ControlRequest request;
+  request.line = "capture start vm 10 rx";
+  request.file = open("/dev/null", O_WRONLY | O_CLOEXEC);
+  request.connection = pair[0];  // the stub closes it, as a finished capture would
+  ControlAnswer answer = ExecuteControlCommand(bridge_, options_, request);
+  EXPECT_TRUE(answer.connection_taken);
+  EXPECT_EQ(answer.line, "");
+  close(pair[1]);
+}
+
+}  // namespace
+}  // namespace hvswitch

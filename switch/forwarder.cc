@@ -1,12 +1,9 @@
 #include "switch/forwarder.h"
 
 #include <rte_cycles.h>
-#include <rte_ethdev.h>
 #include <rte_ether.h>
 #include <rte_mbuf.h>
-#include <rte_pcapng.h>
 #include <rte_prefetch.h>
-#include <rte_ring.h>
 
 #include <algorithm>
 #include <cstring>
@@ -14,15 +11,13 @@
 
 #include "offload/egress_offload.h"
 #include "switch/mac_key.h"
+#include "switch/port_mask.h"
 #include "switch/verdict.h"
 
 namespace hvswitch {
 namespace {
 
 constexpr uint16_t kPrefetchAhead = 4;
-// A short tx burst is retried while the queue keeps taking frames, at most this often:
-// a guest that is merely slow gets its frames, a stalled one costs bounded work.
-constexpr int kTxRetries = 2;
 constexpr uint16_t kVlanTpid = RTE_BE16(RTE_ETHER_TYPE_VLAN);
 
 // What follows a frame's tag is another tag (802.1Q, 802.1ad, the old QinQ TPID).
@@ -33,31 +28,6 @@ bool IsTagTpid(rte_be16_t ether_type) {
 
 // A source address no station may use: a group address (802.3) or 00:00:00:00:00:00.
 bool IsBadSource(uint64_t src) { return IsGroupKey(src) || src == 0; }
-
-template <typename Fn>
-void ForEachBit(uint64_t mask, Fn&& fn) {
-  for (; mask != 0; mask &= mask - 1) fn(static_cast<uint16_t>(__builtin_ctzll(mask)));
-}
-
-// Gives an unshared frame the other encapsulation: strips its tag or inserts one for
-// `vlan`. False when there is no room for the tag.
-bool Retag(rte_mbuf*& m, bool tagged, uint16_t vlan) {
-  if (tagged) {
-    rte_vlan_strip(m);
-    m->ol_flags &= ~(RTE_MBUF_F_RX_VLAN | RTE_MBUF_F_RX_VLAN_STRIPPED);
-    // rte_vlan_insert grows l2_len for a checksum request; stripping must shrink it.
-    if (m->ol_flags & RTE_MBUF_F_TX_L4_MASK) m->l2_len -= RTE_VLAN_HLEN;
-    return true;
-  }
-  m->vlan_tci = vlan;
-  return rte_vlan_insert(&m) == 0;
-}
-
-// A super-frame left to the destination to segment is not bound by the MTU: its
-// segments are (tso_segsz was set for the smallest destination MTU).
-bool OverMtu(const rte_mbuf* m, uint32_t payload, uint16_t mtu) {
-  return payload > mtu && !(m->ol_flags & RTE_MBUF_F_TX_TCP_SEG);
-}
 
 // DPDK 22.11's memif zero-copy receive leaves a chain's pkt_len at its first segment's
 // length (it adds each next segment before setting that segment's length).
@@ -318,268 +288,6 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
       if (tx_[p].n >= options_.flush_batch) full |= uint64_t{1} << p;
     });
     ForEachBit(full, [&](uint16_t p) { FlushPort(p); });
-  }
-}
-
-// A run's frames all go to `port` in the same encapsulation: the common case (no tag to
-// change, nothing over the MTU) is a copy of pointers.
-void Forwarder::UnicastRun(uint16_t port, const Run& run, rte_mbuf** frames) {
-  const bool retag = run.tagged == table_->vlans.SendsUntagged(run.vlan, port);
-  if (!retag && run.max_len - run.header() <= table_->ports[port].mtu) {
-    EnqueueRun(port, frames, run.len, run.bytes);
-    return;
-  }
-  for (uint16_t i = 0; i < run.len; ++i) UnicastFrame(port, frames[i], run, retag);
-}
-
-void Forwarder::UnicastFrame(uint16_t port, rte_mbuf* m, const Run& run, bool retag) {
-  PortCounters& out = counters_.ports[port];
-  if (OverMtu(m, m->pkt_len - run.header(), table_->ports[port].mtu)) {
-    out.Drop(TxDrop::kMtu, 1);
-    rte_pktmbuf_free(m);
-  } else if (retag && run.double_tagged) {  // its tag would be removed: VLAN hopping
-    out.Drop(TxDrop::kVlan, 1);
-    rte_pktmbuf_free(m);
-  } else if (retag && !Retag(m, run.tagged, run.vlan)) {
-    out.Drop(TxDrop::kNoMbuf, 1);
-    rte_pktmbuf_free(m);
-  } else {
-    Enqueue(port, m);
-  }
-}
-
-uint16_t Forwarder::ResolveOffload(uint64_t targets, rte_mbuf* m, PortCounters& in,
-                                   rte_mbuf** out) {
-  EgressCaps caps;
-  const uint64_t csum = datapath_.csum_capable_mask.load(std::memory_order_relaxed);
-  const uint64_t tso4 = datapath_.tso4_capable_mask.load(std::memory_order_relaxed);
-  const uint64_t tso6 = datapath_.tso6_capable_mask.load(std::memory_order_relaxed);
-  caps.csum = (targets & ~csum) == 0;
-  caps.tso4 = (targets & ~tso4) == 0;
-  caps.tso6 = (targets & ~tso6) == 0;
-  caps.mtu = UINT16_MAX;
-  ForEachBit(targets, [&](uint16_t p) { caps.mtu = std::min(caps.mtu, table_->ports[p].mtu); });
-  const EgressOutcome outcome = ResolveEgressOffload(m, caps, out);
-  switch (outcome.result) {
-    case EgressOutcome::Result::kSent:
-      break;
-    case EgressOutcome::Result::kBadFrame:
-      in.Drop<RxDrop::kBadOffload>(1);
-      rte_pktmbuf_free(m);
-      return 0;
-    case EgressOutcome::Result::kNoMbuf:
-    case EgressOutcome::Result::kTooSmall: {
-      const TxDrop why =
-          outcome.result == EgressOutcome::Result::kNoMbuf ? TxDrop::kNoMbuf : TxDrop::kMtu;
-      ForEachBit(targets, [&](uint16_t p) { counters_.ports[p].Drop(why, 1); });
-      rte_pktmbuf_free(m);
-      return 0;
-    }
-  }
-  // Offload work, counted on each destination (kCount: none).
-  static constexpr std::array<PortCounter, static_cast<size_t>(OffloadAction::kDrop) + 1>
-      kOffloadCounter = {PortCounter::kCount,   // kAsIs
-                         PortCounter::kCsumHw,  // kPassPartial
-                         PortCounter::kCsumSw,  // kCompleteChecksum
-                         PortCounter::kTsoHw,   // kPassSuperFrame
-                         PortCounter::kTsoSw,   // kSegment
-                         PortCounter::kCount};  // kDrop
-  const PortCounter how = kOffloadCounter[static_cast<size_t>(outcome.action)];
-  if (how != PortCounter::kCount) {
-    ForEachBit(targets, [&](uint16_t p) { counters_.ports[p].Add(how, 1); });
-  }
-  return outcome.nb;
-}
-
-// Copies of a flooded frame share one mbuf (reference count raised), except that ports
-// wanting the other encapsulation (tag added or removed) share one modified copy; a
-// double-tagged frame is not sent where its tag would be removed.
-void Forwarder::Flood(uint64_t targets, const Run& run, rte_mbuf* m) {
-  const uint16_t vlan = run.vlan;
-  const bool tagged = run.tagged;
-  const uint32_t payload = m->pkt_len - run.header();
-  if (payload > table_->min_mtu) {
-    ForEachBit(targets, [&](uint16_t p) {
-      if (!OverMtu(m, payload, table_->ports[p].mtu)) return;
-      counters_.ports[p].Drop(TxDrop::kMtu, 1);
-      targets &= ~(uint64_t{1} << p);
-    });
-  }
-  uint64_t untagged = targets & table_->vlans.untagged[vlan];
-  uint64_t same = tagged ? targets & ~untagged : untagged;
-  uint64_t other = targets & ~same;
-  if (other != 0 && run.double_tagged) {
-    ForEachBit(other, [&](uint16_t p) { counters_.ports[p].Drop(TxDrop::kVlan, 1); });
-  } else if (other != 0) {
-    rte_mbuf* copy = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
-    if (copy != nullptr && !Retag(copy, tagged, vlan)) {
-      rte_pktmbuf_free(copy);
-      copy = nullptr;
-    }
-    if (copy == nullptr) {
-      ForEachBit(other, [&](uint16_t p) { counters_.ports[p].Drop(TxDrop::kNoMbuf, 1); });
-    } else {
-      Share(other, copy);
-    }
-  }
-  Share(same, m);
-}
-
-void Forwarder::Share(uint64_t targets, rte_mbuf* m) {
-  int copies = __builtin_popcountll(targets);
-  if (copies == 0) {
-    rte_pktmbuf_free(m);
-    return;
-  }
-  if (copies > 1) {
-    // Freeing a chain drops every segment's count, so every segment must carry the raise.
-    for (rte_mbuf* seg = m; seg != nullptr; seg = seg->next) {
-      rte_mbuf_refcnt_update(seg, static_cast<int16_t>(copies - 1));
-    }
-  }
-  ForEachBit(targets, [&](uint16_t port) { Enqueue(port, m); });
-}
-
-void Forwarder::Enqueue(uint16_t port, rte_mbuf* m) {
-  TxBuffer& buffer = tx_[port];
-  if (buffer.n == kMaxBurst) FlushPort(port);
-  if (buffer.n == 0) buffer.deadline = now_ + options_.flush_cycles;
-  buffer.pkts[buffer.n++] = m;
-  buffer.bytes += m->pkt_len;
-  pending_ |= uint64_t{1} << port;
-}
-
-void Forwarder::EnqueueRun(uint16_t port, rte_mbuf** frames, uint16_t n, uint64_t bytes) {
-  TxBuffer& buffer = tx_[port];
-  if (buffer.n + n > kMaxBurst) FlushPort(port);
-  if (buffer.n == 0) buffer.deadline = now_ + options_.flush_cycles;
-  for (uint16_t i = 0; i < n; ++i) buffer.pkts[buffer.n + i] = frames[i];  // mostly 1-4
-  buffer.n = static_cast<uint16_t>(buffer.n + n);
-  buffer.bytes += bytes;
-  pending_ |= uint64_t{1} << port;
-}
-
-void Forwarder::FlushExpired(uint64_t now) {
-  up_mask_ = LoadUpMask();
-  capture_tx_ = datapath_.capture_tx_mask.load(std::memory_order_relaxed);
-  uint64_t due = 0;
-  ForEachBit(pending_, [&](uint16_t p) {
-    if (now >= tx_[p].deadline) due |= uint64_t{1} << p;
-  });
-  ForEachBit(due, [&](uint16_t p) { FlushPort(p); });
-}
-
-void Forwarder::ReclaimTx() {
-  ForEachBit(table_->reclaim_tx & LoadUpMask(), [&](uint16_t p) {
-    const DatapathPort& dp = table_->ports[p];
-    const uint16_t queue = TxQueue(dp);
-    rte_spinlock_t* lock = TxLock(p, dp, queue);
-    if (lock != nullptr) rte_spinlock_lock(lock);
-    rte_eth_tx_burst(dp.eth_port, queue, nullptr, 0);
-    if (lock != nullptr) rte_spinlock_unlock(lock);
-  });
-}
-
-void Forwarder::FlushAll() {
-  ForEachBit(pending_, [&](uint16_t p) { FlushPort(p); });
-}
-
-void Forwarder::DropPending(uint64_t ports) {
-  ForEachBit(ports, [&](uint16_t p) {
-    TxBuffer& buffer = tx_[p];
-    rte_pktmbuf_free_bulk(buffer.pkts, buffer.n);
-    counters_.ports[p].Drop(TxDrop::kLinkDown, buffer.n);
-    buffer.n = 0;
-    buffer.bytes = 0;
-  });
-  pending_ &= ~ports;
-}
-
-void Forwarder::FlushPort(uint16_t port) {
-  TxBuffer& buffer = tx_[port];
-  PortCounters& out = counters_.ports[port];
-  uint16_t n = buffer.n;
-  uint64_t bytes = buffer.bytes;
-  buffer.n = 0;
-  buffer.bytes = 0;
-  pending_ &= ~(uint64_t{1} << port);
-  if (!((up_mask_ >> port) & 1)) {
-    rte_pktmbuf_free_bulk(buffer.pkts, n);
-    out.Drop(TxDrop::kLinkDown, n);
-    return;
-  }
-  const DatapathPort& dp = table_->ports[port];
-  const uint16_t queue = TxQueue(dp);
-  rte_spinlock_t* lock = TxLock(port, dp, queue);
-  if (dp.tx_prepare) {
-    // The device refuses what it cannot offload (its limits on segments, sizes).
-    uint16_t ok = rte_eth_tx_prepare(dp.eth_port, queue, buffer.pkts, n);
-    while (ok < n) {
-      bytes -= buffer.pkts[ok]->pkt_len;
-      rte_pktmbuf_free(buffer.pkts[ok]);
-      out.Drop(TxDrop::kOffload, 1);
-      std::memmove(buffer.pkts + ok, buffer.pkts + ok + 1, (n - ok - 1) * sizeof(rte_mbuf*));
-      --n;
-      ok = static_cast<uint16_t>(ok + rte_eth_tx_prepare(dp.eth_port, queue, buffer.pkts + ok,
-                                                         n - ok));
-    }
-  }
-  // Copied before sending: a device may free a frame as soon as it has it.
-  rte_mbuf* captured[kMaxBurst];
-  const uint16_t nb_captured =
-      (capture_tx_ >> port) & 1 ? CopyForCapture(port, buffer.pkts, n, captured, false) : 0;
-  if (lock != nullptr) rte_spinlock_lock(lock);
-  uint16_t sent = rte_eth_tx_burst(dp.eth_port, queue, buffer.pkts, n);
-  for (int retry = 0; sent < n && retry < kTxRetries; ++retry) {
-    uint16_t more = rte_eth_tx_burst(dp.eth_port, queue, buffer.pkts + sent, n - sent);
-    if (more == 0) break;
-    sent += more;
-  }
-  if (lock != nullptr) rte_spinlock_unlock(lock);
-  if (sent < n) {
-    for (uint16_t i = sent; i < n; ++i) bytes -= buffer.pkts[i]->pkt_len;
-    rte_pktmbuf_free_bulk(buffer.pkts + sent, n - sent);
-    out.Drop(TxDrop::kQueueFull, n - sent);
-  }
-  out.Add(PortCounter::kTxPackets, sent);
-  out.Add(PortCounter::kTxBytes, bytes);
-  if (sent != 0) out.Add(PortCounter::kTxBursts, 1);
-  if (nb_captured != 0) {
-    // Only what the port took; copies failed from the end of the burst.
-    const uint16_t keep = std::min(nb_captured, sent);
-    if (nb_captured > keep) rte_pktmbuf_free_bulk(captured + keep, nb_captured - keep);
-    EnqueueCaptured(captured, keep);
-  }
-}
-
-void Forwarder::CaptureReceived(uint16_t port, rte_mbuf* const* pkts, uint16_t n) {
-  rte_mbuf* copies[kMaxBurst];
-  EnqueueCaptured(copies, CopyForCapture(port, pkts, n, copies, true));
-}
-
-uint16_t Forwarder::CopyForCapture(uint16_t port, rte_mbuf* const* pkts, uint16_t n,
-                                   rte_mbuf** copies, bool rx) {
-  const uint64_t now = rte_get_tsc_cycles();
-  const uint16_t eth_port = table_->ports[port].eth_port;
-  uint16_t copied = 0;
-  for (; copied < n; ++copied) {
-    copies[copied] = rte_pcapng_copy(eth_port, 0, pkts[copied], datapath_.capture_pool,
-                                     UINT32_MAX, now,
-                                     rx ? RTE_PCAPNG_DIRECTION_IN : RTE_PCAPNG_DIRECTION_OUT);
-    if (copies[copied] == nullptr) break;
-  }
-  if (copied < n) counters_.capture_missed.Add(n - copied);
-  return copied;
-}
-
-void Forwarder::EnqueueCaptured(rte_mbuf** copies, uint16_t n) {
-  if (n == 0) return;
-  const unsigned queued =
-      rte_ring_mp_enqueue_burst(datapath_.capture_ring, reinterpret_cast<void**>(copies), n,
-                                nullptr);
-  if (queued < n) {
-    rte_pktmbuf_free_bulk(copies + queued, n - queued);
-    counters_.capture_missed.Add(n - queued);
   }
 }
 

@@ -4,6 +4,9 @@
 // long (or until a burst's worth is queued) so that guests get fewer, fuller bursts and
 // fewer notifications. Worker thread only: no locks (except tx queues shared by workers),
 // no allocation, no exceptions; counters are the worker's own.
+// Where its parts live: forwarder.cc the pipeline (HandleBurst), egress.cc the way frames
+// reach their ports' buffers, tx_buffers.cc the buffers and their flushing,
+// capture_tap.cc the capture copies.
 #pragma once
 
 #include <rte_ether.h>
@@ -80,32 +83,38 @@ class Forwarder {
     uint32_t header() const { return RTE_ETHER_HDR_LEN + (tagged ? RTE_VLAN_HLEN : 0); }
   };
 
-  void Enqueue(uint16_t port, rte_mbuf* m);
-  void EnqueueRun(uint16_t port, rte_mbuf** frames, uint16_t n, uint64_t bytes);
+  // Egress (egress.cc): frames to their ports' transmit buffers, out of line.
+  // A run's frames to `port`: the common case (same encapsulation, within the MTU) whole.
   void UnicastRun(uint16_t port, const Run& run, rte_mbuf** frames);
+  // One frame of a run to `port`: MTU check, tag change (`retag`), queued.
+  void UnicastFrame(uint16_t port, rte_mbuf* m, const Run& run, bool retag);
   // The ports a frame of `vlan` from `in_port` floods to: up, carrying it, not in_port.
   uint64_t FloodTargets(uint16_t in_port, uint16_t vlan) const {
     return table_->vlans.members[vlan] & up_mask_ & ~(uint64_t{1} << in_port);
   }
   // A frame of `run` to `targets` (not 0): MTU checks, tag changes, queued.
   void Flood(uint64_t targets, const Run& run, rte_mbuf* m);
-  // One frame of a run to `port`: MTU check, tag change (`retag`), queued.
-  void UnicastFrame(uint16_t port, rte_mbuf* m, const Run& run, bool retag);
   // Settles a frame's offload requests for all of `targets` at once (copies of a flood
   // never diverge) and counts how; returns the frames to send in `out` (kMaxSegments):
   // the frame or its segments. 0 when it cannot be sent: freed and counted.
   uint16_t ResolveOffload(uint64_t targets, rte_mbuf* m, PortCounters& in, rte_mbuf** out);
   // Sends `targets` the same frame as one mbuf whose reference count covers them all.
   void Share(uint64_t targets, rte_mbuf* m);
+
+  // Transmit buffers (tx_buffers.cc): one per port, sent by FlushPort.
+  void Enqueue(uint16_t port, rte_mbuf* m);
+  void EnqueueRun(uint16_t port, rte_mbuf** frames, uint16_t n, uint64_t bytes);
   void FlushPort(uint16_t port);
   // Frees what waits for `ports`, counted as link_down.
   void DropPending(uint64_t ports);
-  // Copies frames of a captured port into the capture ring (rx: as received; tx: the
-  // first `sent` of `copies`, the rest freed).
+
+  // Capture (capture_tap.cc): copies frames of a captured port into the capture ring
+  // (rx: as received; tx: the first `sent` of `copies`, the rest freed).
   void CaptureReceived(uint16_t port, rte_mbuf* const* pkts, uint16_t n);
   uint16_t CopyForCapture(uint16_t port, rte_mbuf* const* pkts, uint16_t n, rte_mbuf** copies,
                           bool rx);
   void EnqueueCaptured(rte_mbuf** copies, uint16_t n);
+
   // A port's transmit queue for this worker, and the queue's lock when workers share it
   // (else null).
   uint16_t TxQueue(const DatapathPort& dp) const {

@@ -1,5 +1,6 @@
 #include "switch/control_commands.h"
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "switch/atomic_file.h"
+#include "switch/commands.h"
 #include "switch/control_policy.h"
 #include "switch/mac_key.h"
 #include "switch/options.h"
@@ -42,30 +44,6 @@ std::string Dump(const json& answer) {
   return answer.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-// `--name VALUE` options after the positional words; anything else is an error.
-struct Words {
-  std::vector<std::string> positional;
-  std::optional<std::string> port, vlan;
-};
-
-absl::StatusOr<Words> Split(const std::vector<std::string>& words, size_t from) {
-  Words out;
-  for (size_t i = from; i < words.size(); ++i) {
-    if (words[i] == "--port" || words[i] == "--vlan") {
-      if (i + 1 == words.size()) {
-        return absl::InvalidArgumentError(absl::StrCat(words[i], " needs a value"));
-      }
-      std::optional<std::string>& option = words[i] == "--port" ? out.port : out.vlan;
-      option = words[++i];
-    } else if (absl::StartsWith(words[i], "--")) {
-      return absl::InvalidArgumentError(absl::StrCat("unknown option ", words[i]));
-    } else {
-      out.positional.push_back(words[i]);
-    }
-  }
-  return out;
-}
-
 absl::StatusOr<uint16_t> ParseVlan(const std::optional<std::string>& text) {
   if (!text) return 0;
   uint32_t vlan = 0;
@@ -87,174 +65,155 @@ absl::StatusOr<int> FindPort(const BridgeControl& bridge, const std::string& nam
   return p;
 }
 
-// `port add` takes the --port grammar, written either as one word
-// (`vm3,type=vhost-user,path=/run/vm3.sock`) or as words (`vm3 vhost-user path=/run/vm3.sock`).
-absl::StatusOr<PortSpec> ParseAddedPort(const std::vector<std::string>& words) {
-  if (words.size() == 2) return ParsePortSpec(words[1]);
-  std::string text = absl::StrCat(words[1], ",type=", words[2]);
-  for (size_t i = 3; i < words.size(); ++i) absl::StrAppend(&text, ",", words[i]);
-  return ParsePortSpec(text);
+// What a handler gets: the bridge, who asks, and the request's descriptor (-1 once taken).
+struct CommandContext {
+  BridgeControl& bridge;
+  const DaemonOptions& options;
+  const ControlPolicy& policy;
+  ControlRole role;
+  const ControlRequest& request;
+  int& file;
+  bool connection_taken = false;  // the handler answers on the connection itself
+};
+
+using Handler = json (*)(CommandContext&, const Parsed&);
+
+// --- port ------------------------------------------------------------------------------
+
+json PortList(CommandContext& ctx, const Parsed&) {
+  const BridgeSnapshot snap = ctx.bridge.Snapshot();
+  json ports = json::array();
+  for (const PortSnapshot& port : snap.ports) ports.push_back(PortJson(port, false));
+  return {{"ok", true}, {"ports", ports}};
 }
 
-constexpr absl::string_view kPortUsage =
-    "port: list | show NAME | add NAME TYPE KEY=VALUE... | add SPEC | del NAME";
-
-json PortCommand(BridgeControl& bridge, const Words& w, const ControlPolicy& policy,
-                 ControlRole role) {
-  if (w.positional.empty() || w.port || w.vlan) return Error(kPortUsage);
-  const std::string& verb = w.positional[0];
-  if (verb == "add" && w.positional.size() >= 2) {
-    absl::StatusOr<PortSpec> spec = ParseAddedPort(w.positional);
-    if (!spec.ok()) return Error(spec.status().message());
-    absl::Status status = policy.MayManagePort(role, *spec);
-    if (status.ok()) status = bridge.AddPort(*spec);
-    if (!status.ok()) return Error(status);
-    return {{"ok", true}, {"spec", spec->ToString()}};
+json PortShow(CommandContext& ctx, const Parsed& p) {
+  const BridgeSnapshot snap = ctx.bridge.Snapshot();
+  for (const PortSnapshot& port : snap.ports) {
+    if (port.name == p.args[0]) return {{"ok", true}, {"port", PortJson(port, true)}};
   }
-  if (verb == "del" && w.positional.size() == 2) {
-    absl::Status status = absl::NotFoundError(absl::StrCat("no port named '", w.positional[1], "'"));
-    for (const PortSpec& spec : bridge.PortSpecs()) {
-      if (spec.name == w.positional[1]) status = policy.MayManagePort(role, spec);
-    }
-    if (status.ok()) status = bridge.RemovePort(w.positional[1]);
-    return status.ok() ? Ok() : Error(status);
-  }
-  const BridgeSnapshot snap = bridge.Snapshot();
-  if (verb == "list" && w.positional.size() == 1) {
-    json ports = json::array();
-    for (const PortSnapshot& port : snap.ports) ports.push_back(PortJson(port, false));
-    return {{"ok", true}, {"ports", ports}};
-  }
-  if (verb == "show" && w.positional.size() == 2) {
-    for (const PortSnapshot& port : snap.ports) {
-      if (port.name == w.positional[1]) return {{"ok", true}, {"port", PortJson(port, true)}};
-    }
-    return Error(absl::StrCat("no port named '", w.positional[1], "'"));
-  }
-  return Error(kPortUsage);
+  return Error(absl::StrCat("no port named '", p.args[0], "'"));
 }
 
-json FdbCommand(BridgeControl& bridge, const Words& w) {
-  if (w.positional.empty()) return Error("fdb: show, flush, add or del");
-  const std::string& verb = w.positional[0];
+json AddPort(CommandContext& ctx, const absl::StatusOr<PortSpec>& spec) {
+  if (!spec.ok()) return Error(spec.status().message());
+  absl::Status status = ctx.policy.MayManagePort(ctx.role, *spec);
+  if (status.ok()) status = ctx.bridge.AddPort(*spec);
+  if (!status.ok()) return Error(status);
+  return {{"ok", true}, {"spec", spec->ToString()}};
+}
+
+// `port add vm3 vhost-user path=/run/vm3.sock`: the --port grammar as words.
+json PortAdd(CommandContext& ctx, const Parsed& p) {
+  std::string text = absl::StrCat(p.args[0], ",type=", p.args[1]);
+  for (size_t i = 2; i < p.args.size(); ++i) absl::StrAppend(&text, ",", p.args[i]);
+  return AddPort(ctx, ParsePortSpec(text));
+}
+
+// `port add vm3,type=vhost-user,path=/run/vm3.sock`: one --port word.
+json PortAddSpec(CommandContext& ctx, const Parsed& p) {
+  return AddPort(ctx, ParsePortSpec(p.args[0]));
+}
+
+json PortDel(CommandContext& ctx, const Parsed& p) {
+  const std::string& name = p.args[0];
+  absl::Status status = absl::NotFoundError(absl::StrCat("no port named '", name, "'"));
+  for (const PortSpec& spec : ctx.bridge.PortSpecs()) {
+    if (spec.name == name) status = ctx.policy.MayManagePort(ctx.role, spec);
+  }
+  if (status.ok()) status = ctx.bridge.RemovePort(name);
+  return status.ok() ? Ok() : Error(status);
+}
+
+// --- fdb -------------------------------------------------------------------------------
+
+struct FdbFilter {
   std::optional<int> port;
-  if (w.port) {
-    absl::StatusOr<int> p = FindPort(bridge, *w.port);
-    if (!p.ok()) return Error(p.status().message());
-    port = *p;
+  uint16_t vlan = 0;
+};
+
+// --port and --vlan, checked in this order.
+absl::StatusOr<FdbFilter> ResolveFdbOptions(const BridgeControl& bridge,
+                                            const std::optional<std::string>& port,
+                                            const std::optional<std::string>& vlan) {
+  FdbFilter filter;
+  if (port) {
+    absl::StatusOr<int> p = FindPort(bridge, *port);
+    if (!p.ok()) return p.status();
+    filter.port = *p;
   }
-  absl::StatusOr<uint16_t> vlan = ParseVlan(w.vlan);
-  if (!vlan.ok()) return Error(vlan.status().message());
-  if (verb == "show" && w.positional.size() == 1) {
-    const uint32_t now = bridge.now();
-    json entries = json::array();
-    for (const FdbEntryView& e : bridge.FdbEntries()) {
-      if ((port && e.port != *port) || (w.vlan && KeyVlan(e.key) != *vlan)) continue;
-      json row = {{"mac", KeyMacString(e.key)},
-                  {"vlan", KeyVlan(e.key)},
-                  {"port", bridge.PortName(e.port)},
-                  {"static", e.is_static}};
-      if (!e.is_static) row["age"] = now - e.last_seen;
-      entries.push_back(row);
-    }
-    return {{"ok", true}, {"entries", entries}};
-  }
-  if (verb == "flush" && w.positional.size() == 1 && !w.vlan) {
-    bridge.FlushFdb(port.value_or(-1));
-    return Ok();
-  }
-  if (verb == "add" && w.positional.size() == 3 && !w.port) {
-    absl::StatusOr<uint64_t> key = ParseMacKey(w.positional[2], *vlan);
-    if (!key.ok()) return Error(key.status().message());
-    absl::Status status = bridge.AddStaticMac({w.positional[1], *key});
-    return status.ok() ? Ok() : Error(status.message());
-  }
-  if (verb == "del" && w.positional.size() == 2 && !w.port) {
-    absl::StatusOr<uint64_t> key = ParseMacKey(w.positional[1], *vlan);
-    if (!key.ok()) return Error(key.status().message());
-    absl::Status status = bridge.RemoveMac(*key);
-    if (absl::IsNotFound(status)) {
-      return Error(absl::StrCat("no entry for ", w.positional[1], " in VLAN ", *vlan));
-    }
-    return status.ok() ? Ok() : Error(status.message());
-  }
-  return Error(
-      "fdb: show [--port P] [--vlan V] | flush [--port P] | add PORT MAC [--vlan V] | "
-      "del MAC [--vlan V]");
+  absl::StatusOr<uint16_t> v = ParseVlan(vlan);
+  if (!v.ok()) return v.status();
+  filter.vlan = *v;
+  return filter;
 }
 
-json StatsCommand(const BridgeControl& bridge, const Words& w) {
-  if (w.positional.size() > 1) return Error("stats [PORT]");
-  const BridgeSnapshot snap = bridge.Snapshot();
+json FdbShow(CommandContext& ctx, const Parsed& p) {
+  absl::StatusOr<FdbFilter> filter = ResolveFdbOptions(ctx.bridge, p.port, p.vlan);
+  if (!filter.ok()) return Error(filter.status().message());
+  const uint32_t now = ctx.bridge.now();
+  json entries = json::array();
+  for (const FdbEntryView& e : ctx.bridge.FdbEntries()) {
+    if ((filter->port && e.port != *filter->port) || (p.vlan && KeyVlan(e.key) != filter->vlan)) {
+      continue;
+    }
+    json row = {{"mac", KeyMacString(e.key)},
+                {"vlan", KeyVlan(e.key)},
+                {"port", ctx.bridge.PortName(e.port)},
+                {"static", e.is_static}};
+    if (!e.is_static) row["age"] = now - e.last_seen;
+    entries.push_back(row);
+  }
+  return {{"ok", true}, {"entries", entries}};
+}
+
+json FdbFlush(CommandContext& ctx, const Parsed& p) {
+  absl::StatusOr<FdbFilter> filter = ResolveFdbOptions(ctx.bridge, p.port, p.vlan);
+  if (!filter.ok()) return Error(filter.status().message());
+  ctx.bridge.FlushFdb(filter->port.value_or(-1));
+  return Ok();
+}
+
+json FdbAdd(CommandContext& ctx, const Parsed& p) {
+  absl::StatusOr<FdbFilter> filter = ResolveFdbOptions(ctx.bridge, p.port, p.vlan);
+  if (!filter.ok()) return Error(filter.status().message());
+  absl::StatusOr<uint64_t> key = ParseMacKey(p.args[1], filter->vlan);
+  if (!key.ok()) return Error(key.status().message());
+  absl::Status status = ctx.bridge.AddStaticMac({p.args[0], *key});
+  return status.ok() ? Ok() : Error(status.message());
+}
+
+json FdbDel(CommandContext& ctx, const Parsed& p) {
+  absl::StatusOr<FdbFilter> filter = ResolveFdbOptions(ctx.bridge, p.port, p.vlan);
+  if (!filter.ok()) return Error(filter.status().message());
+  absl::StatusOr<uint64_t> key = ParseMacKey(p.args[0], filter->vlan);
+  if (!key.ok()) return Error(key.status().message());
+  absl::Status status = ctx.bridge.RemoveMac(*key);
+  if (absl::IsNotFound(status)) {
+    return Error(absl::StrCat("no entry for ", p.args[0], " in VLAN ", filter->vlan));
+  }
+  return status.ok() ? Ok() : Error(status.message());
+}
+
+// --- stats, pmd ------------------------------------------------------------------------
+
+json Stats(CommandContext& ctx, const Parsed& p) {
+  const BridgeSnapshot snap = ctx.bridge.Snapshot();
   json ports = json::array();
   for (const PortSnapshot& port : snap.ports) {
-    if (!w.positional.empty() && port.name != w.positional[0]) continue;
+    if (!p.args.empty() && port.name != p.args[0]) continue;
     ports.push_back(PortJson(port, true));
   }
-  if (!w.positional.empty() && ports.empty()) {
-    return Error(absl::StrCat("no port named '", w.positional[0], "'"));
+  if (!p.args.empty() && ports.empty()) {
+    return Error(absl::StrCat("no port named '", p.args[0], "'"));
   }
   return {{"ok", true}, {"ports", ports}, {"fdb", FdbStatsJson(snap)}};
 }
 
-// The daemon's side of hvswitchctl capture: `capture start PORT COUNT rx|tx|both
-// [SECONDS]` (default 60) with the file's descriptor keeps the connection: the capture answers on it when it
-// starts and when it ends, and ends when the client writes "stop" or goes away.
-// `capture status` and `capture stop` come on connections of their own.
-ControlAnswer CaptureCommand(BridgeControl& bridge, const Words& w,
-                             const ControlRequest& request) {
-  const std::vector<std::string>& words = w.positional;
-  int file = request.file;
-  if (!words.empty() && words[0] == "start" && (words.size() == 4 || words.size() == 5) &&
-      !w.port && !w.vlan) {
-    uint64_t count = 0;
-    double seconds = 60;
-    absl::StatusOr<int> port = FindPort(bridge, words[1]);
-    const std::string& direction = words[3];
-    absl::Status status;
-    if (file < 0) {
-      status = absl::InvalidArgumentError("capture start needs the file's descriptor");
-    } else if (!port.ok()) {
-      status = port.status();
-    } else if (!absl::SimpleAtoi(words[2], &count) || count == 0) {
-      status = absl::InvalidArgumentError("--count must be a positive number");
-    } else if (direction != "rx" && direction != "tx" && direction != "both") {
-      status = absl::InvalidArgumentError("--direction must be rx, tx or both");
-    } else if (words.size() == 5 &&
-               (!absl::SimpleAtod(words[4], &seconds) || !(seconds > 0 && seconds <= 86400))) {
-      status = absl::InvalidArgumentError("--timeout must be 0 to 86400 seconds");
-    } else {
-      CaptureRequest capture;
-      capture.port = static_cast<uint16_t>(*port);
-      capture.rx = direction != "tx";
-      capture.tx = direction != "rx";
-      capture.count = count;
-      capture.timeout = absl::Seconds(seconds);
-      capture.file = file;
-      capture.client = request.connection;
-      file = -1;  // taken
-      status = bridge.StartCapture(capture);
-      // The capture answered on the connection itself (when there is one).
-      if (status.ok() && request.connection >= 0) return {{}, true};
-      if (status.ok()) return {Dump({{"ok", true}, {"active", true}}), false};
-    }
-    if (file >= 0) close(file);
-    return {Dump(Error(status)), false};
-  }
-  if (file >= 0) close(file);
-  if (words.size() == 1 && (words[0] == "status" || words[0] == "stop") && !w.port && !w.vlan) {
-    const CaptureStatus status = words[0] == "stop" ? bridge.StopCapture() : bridge.CaptureState();
-    return {Dump({{"ok", true}, {"active", status.active}, {"captured", status.captured}}), false};
-  }
-  return {Dump(Error("capture: start PORT COUNT rx|tx|both [SECONDS] (with a file) | status | stop")),
-          false};
-}
-
 // Per worker core: what ovs-appctl dpif-netdev/pmd-perf-show tells (busy share, cycles
 // per frame, burst sizes).
-json PmdCommand(const BridgeControl& bridge, const Words& w) {
-  if (!w.positional.empty() || w.port || w.vlan) return Error("pmd (no arguments)");
-  const BridgeSnapshot snap = bridge.Snapshot();
+json Pmd(CommandContext& ctx, const Parsed&) {
+  const BridgeSnapshot snap = ctx.bridge.Snapshot();
   json cores = json::array();
   for (const CoreSnapshot& core : snap.cores) {
     const uint64_t busy = core[CoreCounter::kBusyCycles], packets = core[CoreCounter::kPackets];
@@ -278,6 +237,61 @@ json PmdCommand(const BridgeControl& bridge, const Words& w) {
   return {{"ok", true}, {"cores", cores}};
 }
 
+// --- capture ---------------------------------------------------------------------------
+
+// The daemon's side of hvswitchctl capture: `capture start PORT COUNT rx|tx|both
+// [SECONDS]` (default 60) with the file's descriptor keeps the connection: the capture
+// answers on it when it starts and when it ends, and ends when the client writes "stop"
+// or goes away. `capture status` and `capture stop` come on connections of their own.
+json CaptureStart(CommandContext& ctx, const Parsed& p) {
+  uint64_t count = 0;
+  double seconds = 60;
+  absl::StatusOr<int> port = FindPort(ctx.bridge, p.args[0]);
+  const std::string& direction = p.args[2];
+  absl::Status status;
+  if (ctx.file < 0) {
+    status = absl::InvalidArgumentError("capture start needs the file's descriptor");
+  } else if (!port.ok()) {
+    status = port.status();
+  } else if (!absl::SimpleAtoi(p.args[1], &count) || count == 0) {
+    status = absl::InvalidArgumentError("--count must be a positive number");
+  } else if (direction != "rx" && direction != "tx" && direction != "both") {
+    status = absl::InvalidArgumentError("--direction must be rx, tx or both");
+  } else if (p.args.size() == 4 &&
+             (!absl::SimpleAtod(p.args[3], &seconds) || !(seconds > 0 && seconds <= 86400))) {
+    status = absl::InvalidArgumentError("--timeout must be 0 to 86400 seconds");
+  } else {
+    CaptureRequest capture;
+    capture.port = static_cast<uint16_t>(*port);
+    capture.rx = direction != "tx";
+    capture.tx = direction != "rx";
+    capture.count = count;
+    capture.timeout = absl::Seconds(seconds);
+    capture.file = ctx.file;
+    capture.client = ctx.request.connection;
+    ctx.file = -1;  // taken
+    status = ctx.bridge.StartCapture(capture);
+    // The capture answered on the connection itself (when there is one).
+    if (status.ok() && ctx.request.connection >= 0) ctx.connection_taken = true;
+    if (status.ok()) return {{"ok", true}, {"active", true}};
+  }
+  return Error(status);
+}
+
+json CaptureStateAnswer(const CaptureStatus& status) {
+  return {{"ok", true}, {"active", status.active}, {"captured", status.captured}};
+}
+
+json CaptureStatusCommand(CommandContext& ctx, const Parsed&) {
+  return CaptureStateAnswer(ctx.bridge.CaptureState());
+}
+
+json CaptureStop(CommandContext& ctx, const Parsed&) {
+  return CaptureStateAnswer(ctx.bridge.StopCapture());
+}
+
+// --- config ----------------------------------------------------------------------------
+
 // The daemon's options with its current ports (added and removed at run time included)
 // and the FDB's current static entries: `hvswitch --config=FILE` brings the same switch
 // back.
@@ -297,31 +311,70 @@ std::string OwnConfigPath(const DaemonOptions& options) {
                                       : absl::StrCat(options.runtime_dir, "/hvswitch.conf");
 }
 
-// `config show`: the text (hvswitchctl config save FILE writes it with its caller's
-// rights); `config save`: the daemon's own file; `config save FILE`: FILE, for root.
-json ConfigCommand(const BridgeControl& bridge, const DaemonOptions& options, const Words& w,
-                   const ControlPolicy& policy, ControlRole role) {
-  if (w.port || w.vlan || w.positional.empty()) return Error("config show | config save [FILE]");
-  const std::string& verb = w.positional[0];
-  if (verb == "show" && w.positional.size() == 1) {
-    return {{"ok", true}, {"config", CurrentConfig(bridge, options)}};
-  }
-  if (verb != "save" || w.positional.size() > 2) return Error("config show | config save [FILE]");
-  const bool named = w.positional.size() == 2;
+// The text (hvswitchctl config save FILE writes it with its caller's rights).
+json ConfigShow(CommandContext& ctx, const Parsed&) {
+  return {{"ok", true}, {"config", CurrentConfig(ctx.bridge, ctx.options)}};
+}
+
+// `config save`: the daemon's own file; `config save FILE`: FILE, for root.
+json ConfigSave(CommandContext& ctx, const Parsed& p) {
+  const bool named = p.args.size() == 1;
   if (named) {
-    absl::Status allowed = policy.MayWriteFile(role);
+    absl::Status allowed = ctx.policy.MayWriteFile(ctx.role);
     if (!allowed.ok()) return Error(allowed);
   }
-  const std::string path = named ? w.positional[1] : OwnConfigPath(options);
-  absl::Status status = WriteFileAtomically(path, CurrentConfig(bridge, options));
+  const std::string path = named ? p.args[0] : OwnConfigPath(ctx.options);
+  absl::Status status = WriteFileAtomically(path, CurrentConfig(ctx.bridge, ctx.options));
   if (!status.ok()) return Error(status.message());
   return {{"ok", true}, {"path", path}};
 }
 
-// Port and static MAC changes persist at once under --save_config.
-bool ChangesConfig(const std::vector<std::string>& words) {
-  return words.size() >= 2 && (words[0] == "port" || words[0] == "fdb") &&
-         (words[1] == "add" || words[1] == "del");
+// --- the handler table -----------------------------------------------------------------
+
+constexpr std::array<Handler, kCommandCount> kHandlers = [] {
+  std::array<Handler, kCommandCount> handlers{};
+  auto on = [&handlers](CommandId id, Handler handler) {
+    handlers[static_cast<size_t>(id)] = handler;
+  };
+  on(CommandId::kPortList, PortList);
+  on(CommandId::kPortShow, PortShow);
+  on(CommandId::kPortAdd, PortAdd);
+  on(CommandId::kPortAddSpec, PortAddSpec);
+  on(CommandId::kPortDel, PortDel);
+  on(CommandId::kFdbShow, FdbShow);
+  on(CommandId::kFdbFlush, FdbFlush);
+  on(CommandId::kFdbAdd, FdbAdd);
+  on(CommandId::kFdbDel, FdbDel);
+  on(CommandId::kStats, Stats);
+  on(CommandId::kPmd, Pmd);
+  on(CommandId::kCaptureStart, CaptureStart);
+  on(CommandId::kCaptureStatus, CaptureStatusCommand);
+  on(CommandId::kCaptureStop, CaptureStop);
+  on(CommandId::kConfigShow, ConfigShow);
+  on(CommandId::kConfigSave, ConfigSave);
+  return handlers;
+}();
+
+constexpr bool EveryDaemonCommandHasAHandler() {
+  for (const Command& command : kCommands) {
+    const bool handled = kHandlers[static_cast<size_t>(command.id)] != nullptr;
+    if (handled != ParsedBy(command, Parser::kDaemon)) return false;
+  }
+  return true;
+}
+static_assert(EveryDaemonCommandHasAHandler(),
+              "a handler for every command the daemon runs, and for no other");
+
+// A request no command fits. fdb has always checked the values of --port and --vlan
+// before saying how it is written, once a verb is given.
+json Unfit(const BridgeControl& bridge, const std::vector<std::string>& words,
+           const absl::Status& error) {
+  absl::StatusOr<Words> w = SplitOptions(words);
+  if (w.ok() && w->positional.size() >= 2 && w->positional[0] == "fdb") {
+    absl::StatusOr<FdbFilter> filter = ResolveFdbOptions(bridge, w->port, w->vlan);
+    if (!filter.ok()) return Error(filter.status().message());
+  }
+  return Error(error.message());
 }
 
 }  // namespace
@@ -334,36 +387,22 @@ ControlAnswer ExecuteControlCommand(BridgeControl& bridge, const DaemonOptions& 
   // Nothing a client sends may stop the daemon: whatever throws (an allocation, a bug)
   // becomes an error answer.
   try {
-    std::vector<std::string> words = absl::StrSplit(request.line, ' ', absl::SkipWhitespace());
-    absl::StatusOr<Words> w = Split(words, 1);
-    if (words.empty() || !w.ok() || words[0] != "capture") {
+    const std::vector<std::string> words =
+        absl::StrSplit(request.line, ' ', absl::SkipWhitespace());
+    const absl::StatusOr<Parsed> parsed = ParseCommand(words, Parser::kDaemon);
+    if (!parsed.ok() || parsed->command->id != CommandId::kCaptureStart) {
       if (file >= 0) close(file);  // only a capture takes a file
       file = -1;
     }
-    json answer;
-    if (words.empty()) {
-      answer = Error("empty request");
-    } else if (!w.ok()) {
-      answer = Error(w.status().message());
-    } else if (words[0] == "capture") {
-      ControlRequest with_file = request;
-      with_file.file = file;
-      file = -1;  // CaptureCommand's now
-      return CaptureCommand(bridge, *w, with_file);
-    } else if (words[0] == "port") {
-      answer = PortCommand(bridge, *w, policy, role);
-    } else if (words[0] == "fdb") {
-      answer = FdbCommand(bridge, *w);
-    } else if (words[0] == "stats") {
-      answer = StatsCommand(bridge, *w);
-    } else if (words[0] == "pmd") {
-      answer = PmdCommand(bridge, *w);
-    } else if (words[0] == "config") {
-      answer = ConfigCommand(bridge, options, *w, policy, role);
-    } else {
-      answer = Error(absl::StrCat("unknown command '", words[0], "': ", kControlCommandsHelp));
-    }
-    if (answer.value("ok", false) && ChangesConfig(words) && !options.save_config.empty()) {
+    if (!parsed.ok()) return {Dump(Unfit(bridge, words, parsed.status())), false};
+    CommandContext ctx{bridge, options, policy, role, request, file};
+    json answer = kHandlers[static_cast<size_t>(parsed->command->id)](ctx, *parsed);
+    if (file >= 0) close(file);  // a capture that did not start
+    file = -1;
+    if (ctx.connection_taken) return {{}, true};
+    // Port and static MAC changes persist at once under --save_config.
+    if (answer.value("ok", false) && parsed->command->changes_config &&
+        !options.save_config.empty()) {
       absl::Status saved = WriteFileAtomically(options.save_config, CurrentConfig(bridge, options));
       if (!saved.ok()) answer["warning"] = absl::StrCat("done, but not saved: ", saved.message());
     }

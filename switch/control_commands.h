@@ -1,12 +1,12 @@
 // The requests hvswitchctl sends, executed on the bridge by the control thread. Each
-// request is one line of words (`port list`, `fdb show --port vm1`, ...); each answer one
-// JSON object: {"ok":true, ...} or {"ok":false,"error":"one line"}. hvswitchctl renders
-// the same objects as tables; scripts take them with --json.
+// request is one line of words (`port list`, `fdb show --port vm1`, ...), parsed with the
+// command table (switch/commands.h); each answer one JSON object: {"ok":true, ...} or
+// {"ok":false,"error":"one line"}. hvswitchctl renders the same objects as tables;
+// scripts take them with --json.
 #pragma once
 
 #include <string>
 
-#include "absl/strings/string_view.h"
 #include "switch/bridge_control.h"
 #include "switch/control_socket.h"
 #include "switch/options.h"
@@ -19,13 +19,5 @@ namespace hvswitch {
 // switch/control_policy.h). The request's descriptor is owned from here on. Never throws.
 ControlAnswer ExecuteControlCommand(BridgeControl& bridge, const DaemonOptions& options,
                                     const ControlRequest& request);
-
-// The commands, for hvswitchctl's help and the daemon's "unknown command" answer.
-inline constexpr absl::string_view kControlCommandsHelp =
-    "port list | port show NAME | port add NAME TYPE KEY=VALUE... | port del NAME | "
-    "fdb show [--port P] [--vlan V] | "
-    "fdb flush [--port P] | fdb add PORT MAC [--vlan V] | fdb del MAC [--vlan V] | "
-    "stats [PORT] | pmd | capture PORT [--count N] [--direction rx|tx|both] -w FILE | "
-    "capture stop | config show | config save [FILE]";
 
 }  // namespace hvswitch

@@ -171,6 +171,29 @@ class CtlTest(unittest.TestCase):
         r = self.sw.ctl(check=False)  # no command at all
         self.assertEqual(r.returncode, 2)
 
+    def test_help(self):
+        # Every command, from the table the daemon parses with: what it accepts is listed.
+        r = self.sw.ctl("help", as_json=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(r.stdout.startswith("usage: hvswitchctl"), r.stdout)
+        for line in ("port list", "port add NAME TYPE KEY=VALUE...", "port add SPEC",
+                     "fdb show [--port P] [--vlan V]", "fdb add PORT MAC [--vlan V]",
+                     "stats [PORT]", "pmd", "capture status", "config save [FILE]",
+                     "help [COMMAND]"):
+            self.assertIn(f"\n{line}\n", r.stdout)
+        self.assertNotIn("capture start", r.stdout)  # what hvswitchctl sends, not a command
+        self.assertEqual(self.sw.ctl("--help", as_json=False).stdout, r.stdout)
+        one = self.sw.ctl("help", "fdb", "add", as_json=False)
+        self.assertEqual(one.returncode, 0, one.stderr)
+        self.assertEqual(one.stdout.splitlines()[0], "fdb add PORT MAC [--vlan V]")
+        self.assertEqual(len(one.stdout.splitlines()), 2, one.stdout)
+        # What help shows, the daemon takes.
+        self.assertEqual(self.sw.ctl("fdb", "show", "--port", "c", "--vlan", "0")["entries"],
+                         [{"mac": STATIC, "vlan": 0, "port": "c", "static": True}])
+        bad = self.sw.ctl("help", "bogus", as_json=False, check=False)
+        self.assertEqual(bad.returncode, 2)
+        self.assertIn("no command 'bogus'", bad.stderr)
+
     def test_only_root_and_the_group_may_connect(self):
         os.chmod(self.sw.dir, 0o755)  # let other users reach the socket file itself
         refused = self.sw.ctl("port", "list", user="daemon", check=False)

@@ -152,8 +152,10 @@ inline void Forwarder::Classify(Burst& b, rte_mbuf** pkts, uint16_t n) {
                                           (m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) ==
                                               RTE_MBUF_F_RX_L4_CKSUM_NONE);
     b.frames[nb_frames] = m;
+    // [[likely]]: a frame mostly continues its run (a guest's burst is one or two
+    // conversations); the run's end is the jump.
     if (((src_key ^ run_src) | (dst_key ^ run_dst)) == 0 && encap == run_encap &&
-        (!kOffloadPort || offload == run_offload) && nb_runs != 0) {
+        (!kOffloadPort || offload == run_offload) && nb_runs != 0) [[likely]] {
       ++run_len;
       run_bytes += len;
       run_max = std::max(run_max, len);

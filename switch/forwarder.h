@@ -4,9 +4,9 @@
 // long (or until a burst's worth is queued) so that guests get fewer, fuller bursts and
 // fewer notifications. Worker thread only: no locks (except tx queues shared by workers),
 // no allocation, no exceptions; counters are the worker's own.
-// Where its parts live: forwarder.cc the pipeline (HandleBurst), egress.cc the way frames
-// reach their ports' buffers, tx_buffers.cc the buffers and their flushing,
-// capture_tap.cc the capture copies.
+// Where its parts live: forwarder.cc the pipeline (HandleBurst and its stages, over a
+// Burst: burst.h), egress.cc the way frames reach their ports' buffers, tx_buffers.cc the
+// buffers and their flushing, capture_tap.cc the capture copies.
 #pragma once
 
 #include <rte_ether.h>
@@ -14,9 +14,11 @@
 #include <array>
 #include <cstdint>
 
+#include "switch/burst.h"
 #include "switch/counters.h"
 #include "switch/datapath.h"
 #include "switch/learn_queue.h"
+#include "switch/verdict.h"
 
 struct rte_mbuf;
 
@@ -63,25 +65,33 @@ class Forwarder {
     uint64_t deadline = 0;  // TSC; set when the first frame enters an empty buffer
     rte_mbuf* pkts[kMaxBurst];
   };
-  // A frame's encapsulation as classified: untagged, one tag, or a tag followed by another
-  // (a second tag is payload to hvswitch, which carries one).
-  static constexpr uint8_t kUntagged = 0, kTagged = 1, kDoubleTagged = 3;
-  // Consecutive frames of a burst with the same keys and encapsulation.
-  struct Run {
-    uint64_t src, dst;  // FDB keys (VLAN and MAC)
-    uint32_t bytes, max_len;
-    uint16_t first, len;  // frames[first .. first + len)
-    uint16_t vlan;
-    bool tagged;
-    bool double_tagged;  // tagged, and the tag is followed by another
-    bool offload;  // offload requests (partial checksums, super-frames) to resolve
-    void Close(uint16_t n, uint32_t total, uint32_t largest) {
-      len = n;
-      bytes = total;
-      max_len = largest;
-    }
-    uint32_t header() const { return RTE_ETHER_HDR_LEN + (tagged ? RTE_VLAN_HLEN : 0); }
-  };
+  // The pipeline's stages (forwarder.cc), in HandleBurst's order. Always inlined into
+  // it: the burst's state stays in its registers and stack frame (a Burst& or Tally&
+  // passed to a real call would send every count through memory).
+  // Port fix-ups (memif chains) and the receive capture.
+  [[gnu::always_inline]] inline void FixUp(uint16_t in_port, rte_mbuf** pkts, uint16_t n);
+  // VLAN and encapsulation of every frame, grouped into runs; runts and frames of a VLAN
+  // the port does not carry are dropped; received frames counted. Instantiated twice so
+  // that ports without offload requests pay nothing for them.
+  template <bool kOffloadPort>
+  [[gnu::always_inline]] inline void Classify(Burst& b, rte_mbuf** pkts, uint16_t n);
+  // Every run's source and destination in the FDB (the last single run's reused).
+  [[gnu::always_inline]] inline void LookUp(Burst& b);
+  // Link, capture and learn masks, clocks, the port's allowed sources.
+  [[gnu::always_inline]] inline void ReadSharedState(Burst& b);
+  // Drops a run whose source is not a station's or not allowed on the port.
+  [[gnu::always_inline]] inline bool AdmitSource(const Burst& b, const Run& run, rte_mbuf** frames,
+                                                 Tally& tally);
+  // Asks to learn (or refreshes) the run's source, or counts why it is not learned.
+  [[gnu::always_inline]] inline void LearnSource(Burst& b, const Run& run, uint16_t r,
+                                                 Tally& tally);
+  [[gnu::always_inline]] inline Verdict DecideRun(const Burst& b, const Run& run, uint16_t r) const;
+  // Sends the run where the verdict says: one port, a flood, or nowhere (hairpin).
+  [[gnu::always_inline]] inline void Dispatch(const Burst& b, const Run& run, rte_mbuf** frames,
+                                              Verdict verdict, Tally& tally);
+  [[gnu::always_inline]] inline void CountDrops(PortCounters& in, const Tally& tally);
+  // Sends now, or only what filled a burst (the rest waits for FlushExpired).
+  [[gnu::always_inline]] inline void FlushByPolicy();
 
   // Egress (egress.cc): frames to their ports' transmit buffers, out of line.
   // A run's frames to `port`: the common case (same encapsulation, within the MTU) whole.

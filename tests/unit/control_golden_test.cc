@@ -16,6 +16,7 @@
 #include "switch/control_commands.h"
 #include "switch/mac_key.h"
 #include "tests/stub_bridge.h"
+#include "tests/unit/snapshot_fill.h"
 
 namespace hvswitch {
 namespace {
@@ -26,15 +27,7 @@ PortSnapshot Counted(const std::string& name, uint64_t first) {
   PortSnapshot port;
   port.name = name;
   uint64_t v = first;
-  PortTotals& t = port.totals;
-  for (uint64_t& cell : t.counts) cell = v++;
-  // The device's no_mbuf after the tx drops: where it was before it became a reason.
-  for (size_t r = 0; r < t.rx_drops.size(); ++r) {
-    if (r != static_cast<size_t>(RxDrop::kNoMbuf)) t.rx_drops[r] = v++;
-  }
-  for (uint64_t& cell : t.tx_drops) cell = v++;
-  t[RxDrop::kNoMbuf] = v++;
-  port.fdb_learned = v++;
+  FillDistinct(port, v);
   return port;
 }
 

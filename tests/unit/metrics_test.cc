@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_split.h"
+#include "tests/unit/snapshot_fill.h"
 
 namespace hvswitch {
 namespace {
@@ -34,15 +35,7 @@ BridgeSnapshot TwoPorts() {
     port.path = "/run/hvswitch/" + port.name + ".sock";
     port.up = port.name == "vm1";
     port.mtu = port.name == "vm1" ? 1500 : 9000;
-    PortTotals& t = port.totals;
-    for (uint64_t& cell : t.counts) cell = v++;
-    // The device's no_mbuf after the tx drops: where it was before it became a reason.
-    for (size_t r = 0; r < t.rx_drops.size(); ++r) {
-      if (r != static_cast<size_t>(RxDrop::kNoMbuf)) t.rx_drops[r] = v++;
-    }
-    for (uint64_t& cell : t.tx_drops) cell = v++;
-    t[RxDrop::kNoMbuf] = v++;
-    port.fdb_learned = v++;
+    FillDistinct(port, v);
     snap.ports.push_back(port);
   }
   snap.ports[1].quota = 512;
@@ -59,16 +52,7 @@ BridgeSnapshot TwoPorts() {
     core[CoreCounter::kLearnQueueDrops] = 36 * cpu;
     snap.cores.push_back(core);
   }
-  snap[SwitchStat::kFdbEntries] = 4;
-  snap[SwitchStat::kFdbLearned] = 6;
-  snap[SwitchStat::kFdbMoves] = 2;
-  snap[SwitchStat::kFdbAged] = 8;
-  snap[SwitchStat::kFdbFlushed] = 9;
-  snap[SwitchStat::kFdbStatic] = 15;
-  snap[SwitchStat::kFdbStaticRefused] = 16;
-  snap[SwitchStat::kFdbLockedRefused] = 21;
-  snap[SwitchStat::kMbufs] = 4096;
-  snap[SwitchStat::kMbufsInUse] = 1234;
+  FillSwitchStats(snap);
   snap[SwitchStat::kCaptureMissed] = 25;
   return snap;
 }
@@ -374,16 +358,7 @@ TEST(MetricsTest, NamesLabelsAndValuesFollowTheMetricList) {
   mem1.name = "mem1";
   mem1.type = "memif";
   snap.ports = {vm1, mem1};
-  snap[SwitchStat::kFdbEntries] = 4;
-  snap[SwitchStat::kFdbLearned] = 6;
-  snap[SwitchStat::kFdbMoves] = 2;
-  snap[SwitchStat::kFdbAged] = 8;
-  snap[SwitchStat::kFdbFlushed] = 9;
-  snap[SwitchStat::kFdbStatic] = 15;
-  snap[SwitchStat::kFdbStaticRefused] = 16;
-  snap[SwitchStat::kFdbLockedRefused] = 21;
-  snap[SwitchStat::kMbufs] = 4096;
-  snap[SwitchStat::kMbufsInUse] = 1234;
+  FillSwitchStats(snap);
   snap.ports[1].quota = 512;  // mem1 has a pool of its own
   snap.ports[1].buffers_in_use = 77;
   snap.ports[1].totals[RxDrop::kNoMbuf] = 3;

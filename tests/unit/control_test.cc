@@ -124,7 +124,7 @@ TEST(AtomicFileTest, MissingDirectoryIsAnError) {
 
 PortSpec Guest(const std::string& path, PortType type = PortType::kVhostUser) {
   PortSpec spec;
-  spec.name = "g";
+  spec.name = std::string("g");  // not = "g": GCC 12 -O3 false -Wrestrict (PR 105329)
   spec.type = type;
   spec.path = path;
   return spec;

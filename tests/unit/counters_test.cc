@@ -27,7 +27,7 @@ absl::string_view V(std::string_view s) { return {s.data(), s.size()}; }
 // tx drop r 3000 + r.
 PortSnapshot EveryCellCounted() {
   PortSnapshot port;
-  port.name = "p";
+  port.name = std::string("p");  // not = "p": GCC 12 -O3 false -Wrestrict (PR 105329)
   for (size_t i = 0; i < kPortCounters; ++i) port.totals.counts[i] = 1000 + i;
   for (size_t r = 0; r < kRxDrops; ++r) port.totals.rx_drops[r] = 2000 + r;
   for (size_t r = 0; r < kTxDrops; ++r) port.totals.tx_drops[r] = 3000 + r;

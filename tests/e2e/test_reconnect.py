@@ -46,6 +46,12 @@ class ReconnectTest(unittest.TestCase):
                     guest.wait_link()
                     sw.wait_port_up(guest.name)
                     guest.send(BCAST, mac, 1)
+                    # "sent" means in the guest's ring; a guest that quits before the
+                    # switch polled takes the frame with it. Counters kept across
+                    # disconnects: the port's count is one per cycle so far.
+                    wait_for(lambda: sw.value("hvswitch_port_receive_packets_total",
+                                              port=guest.name) >= i + 1, 10,
+                             f"switch received {guest.name}'s frame of cycle {i}")
                 a.send(B, A, 20)
                 sent += 20
                 self.assertIsNone(sw.proc.poll(), f"hvswitch died in cycle {i}")

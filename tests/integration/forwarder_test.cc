@@ -1,7 +1,7 @@
 // The Forwarder over net_ring ports held against the reference model frame by frame:
 // VLANs, MTU, learning with limits and static entries, ageing and flushes, transmit
-// batching. The test plays the control thread: it applies the learn requests after every
-// burst, as the bridge does about every millisecond.
+// batching. The test plays the control thread: the bridge's Learner applies the learn
+// requests after every burst, as the bridge has it do about every millisecond.
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 
@@ -21,6 +21,7 @@
 #include "switch/fdb.h"
 #include "switch/forwarder.h"
 #include "switch/learn_queue.h"
+#include "switch/learner.h"
 #include "switch/mac_key.h"
 #include "tests/integration/ring_port.h"
 #include "tests/test_frames.h"
@@ -72,6 +73,7 @@ class ForwarderTest : public ::testing::Test {
 
   void TearDown() override {
     forwarder_.reset();
+    learner_.reset();
     ports_.clear();
     learn_.reset();
     fdb_.reset();
@@ -79,58 +81,27 @@ class ForwarderTest : public ::testing::Test {
     rte_mempool_free(pool_);
   }
 
-  // Port configuration as the bridge would publish it; a new forwarder with `options`.
+  // Port configuration as the bridge would publish it, over the FDB and learn queue the
+  // test holds now: a new learner with the ports added (their learn limits and security
+  // published), a new forwarder with `options`.
   void Configure(std::vector<PortSpec> specs, ForwarderOptions options = {}) {
     specs_ = std::move(specs);
     table_.Configure(specs_);
     datapath_.table.store(&table_);
     datapath_.learn_blocked_mask.store(0);
     datapath_.learn_full_mask.store(0);
-    for (uint16_t p = 0; p < kPorts; ++p) ResetSecurity(p);
+    learner_ = std::make_unique<Learner>(*fdb_, datapath_, std::vector<LearnQueue*>{learn_.get()},
+                                         [] {});
+    for (uint16_t p = 0; p < kPorts; ++p) learner_->AddPort(p, specs_[p]);
     forwarder_ = std::make_unique<Forwarder>(datapath_, options, counters_, *learn_);
   }
-  // Port security as the bridge publishes it for a port that was added or went down.
-  void ResetSecurity(uint16_t p) {
-    if (specs_[p].lock_mac) {
-      datapath_.port_macs[p].ArmLock();
-    } else {
-      datapath_.port_macs[p].Set(specs_[p].allowed_macs);
-    }
-  }
 
-  // The control thread's share, as Bridge::Poll does it: claimed locks published, learn
-  // requests applied with the ports' limits (a source the port may not use is not
-  // learned), then the ports that may not learn more published to the workers.
-  void ApplyLearning(uint32_t now) {
-    for (PortMacs& macs : datapath_.port_macs) macs.PublishClaim();
-    LearnRequest requests[256];
-    unsigned n;
-    while ((n = learn_->Drain(requests, 256)) != 0) {
-      for (unsigned i = 0; i < n; ++i) {
-        uint16_t port = static_cast<uint16_t>(requests[i].port);
-        const PortMacs& macs = datapath_.port_macs[port];
-        const uint32_t nb_macs = macs.count.load();
-        if (nb_macs != 0 && !macs.Allows(KeyMac(requests[i].key), nb_macs)) continue;
-        switch (fdb_->Learn(requests[i].key, port, now, specs_[port].LearnLimit())) {
-          case LearnResult::kLimited:
-            refused_[port] += requests[i].frames;
-            break;
-          case LearnResult::kFull:
-            refused_full_[port] += requests[i].frames;
-            break;
-          default:
-            break;
-        }
-      }
-    }
-    uint64_t blocked = 0, full = 0;
-    for (uint16_t p = 0; p < kPorts; ++p) {
-      const LearnRoom room = fdb_->Room(p, specs_[p].LearnLimit());
-      if (room != LearnRoom::kYes) blocked |= uint64_t{1} << p;
-      if (room == LearnRoom::kFull) full |= uint64_t{1} << p;
-    }
-    datapath_.learn_full_mask.store(full);
-    datapath_.learn_blocked_mask.store(blocked);
+  // Frames of `port` whose learn requests the learner refused (PortCounter::kLearnLimited
+  // or kLearnTableFull), which the workers did not count.
+  uint64_t Refused(uint16_t port, PortCounter counter) {
+    PortTotals totals;
+    learner_->AddRefusals(port, totals);
+    return totals[counter];
   }
 
   // Every frame the ports transmitted, by sequence number: (port, tag) in port order.
@@ -164,7 +135,7 @@ class ForwarderTest : public ::testing::Test {
     }
     datapath_.now_seconds.store(now);
     forwarder_->HandleBurst(in, burst.data(), static_cast<uint16_t>(burst.size()));
-    ApplyLearning(now);
+    learner_->Poll(now);
     return Collect(frames.size(), &frames);
   }
   std::vector<model::Copy> Send(uint16_t in, const TestFrame& frame) {
@@ -187,8 +158,8 @@ class ForwarderTest : public ::testing::Test {
   WorkerCounters counters_;
   std::vector<std::unique_ptr<RingPort>> ports_;
   std::vector<PortSpec> specs_;
+  std::unique_ptr<Learner> learner_;
   std::unique_ptr<Forwarder> forwarder_;
-  std::array<uint64_t, kPorts> refused_{}, refused_full_{};
 };
 
 using Copies = std::vector<model::Copy>;
@@ -236,7 +207,7 @@ TEST_F(ForwarderTest, DownPortsAreLeftOutOfFloodsAndCountUnicastDrops) {
 TEST_F(ForwarderTest, FlushedPortsMacsAreFloodedUntilRelearned) {
   Send(1, {kB, kBcast});
   EXPECT_EQ(Send(0, {kA, kB}), Untagged({1}));
-  fdb_->FlushPort(1);
+  learner_->Flush(1);
   EXPECT_EQ(Send(0, {kA, kB}), Untagged({1, 2, 3}));
   Send(1, {kB, kA});
   EXPECT_EQ(Send(0, {kA, kB}), Untagged({1}));
@@ -252,13 +223,13 @@ TEST_F(ForwarderTest, RepeatedConversationSeesEveryTableChange) {
   Send(1, {kB, kBcast});
   all_to(RunBurst(0, burst), Untagged({1}));
   all_to(RunBurst(0, burst), Untagged({1}));
-  fdb_->FlushPort(1);
+  learner_->Flush(1);
   all_to(RunBurst(0, burst), Untagged({1, 2, 3}));
   Send(2, {kB, kBcast});  // B moves to port 2
   all_to(RunBurst(0, burst), Untagged({2}));
-  fdb_->Age(100000, 5, [] {});  // B not seen since 0: aged out
+  learner_->Age(100000, 5);  // B not seen since 0: aged out
   all_to(RunBurst(0, burst), Untagged({1, 2, 3}));
-  ASSERT_TRUE(fdb_->AddStatic(kB, 3).ok());
+  ASSERT_TRUE(learner_->AddStatic(kB, 3).ok());
   all_to(RunBurst(0, burst), Untagged({3}));
 }
 
@@ -444,7 +415,7 @@ TEST_F(ForwarderTest, ALockedPortTakesOnlyItsFirstSourceFromTheFirstFrame) {
     spoofed += 255;
     EXPECT_EQ(RxDrops(0, RxDrop::kSpoofed), spoofed);
     // The control thread publishes the claim: the port is locked to the first source.
-    ApplyLearning(0);
+    learner_->Poll(0);
     const PortMacs& macs = datapath_.port_macs[0];
     ASSERT_EQ(macs.count.load(), 1u);
     EXPECT_EQ(macs.macs[0].load(), source(0));
@@ -453,9 +424,8 @@ TEST_F(ForwarderTest, ALockedPortTakesOnlyItsFirstSourceFromTheFirstFrame) {
     EXPECT_TRUE(Send(0, {source(1), kBcast}).empty());
     EXPECT_EQ(RxDrops(0, RxDrop::kSpoofed), ++spoofed);
     // The guest goes (the bridge flushes its MACs and arms the lock again); a new one comes.
-    fdb_->FlushPort(0);
-    ResetSecurity(0);
-    ApplyLearning(0);
+    learner_->PortDown(0);
+    learner_->Poll(0);
   }
 }
 
@@ -581,28 +551,28 @@ TEST_F(ForwarderTest, LearnLimitedFramesAreForwardedAndCounted) {
   Configure(specs);
   EXPECT_EQ(RunBurst(2, {{0x0200, kBcast}, {0x0400, kBcast}, {0x0600, kBcast}}).size(), 3u);
   EXPECT_EQ(fdb_->learned(2), 2u);
-  EXPECT_EQ(refused_[2], 1u);  // the burst's third MAC was refused by the control thread
+  // The burst's third MAC was refused by the control thread.
+  EXPECT_EQ(Refused(2, PortCounter::kLearnLimited), 1u);
   EXPECT_EQ(Send(2, {0x0800, kA}), Untagged({0, 1, 3}));  // still forwarded
   EXPECT_EQ(counters_.ports[2][PortCounter::kLearnLimited].Read(), 1u);  // counted by the worker
   EXPECT_EQ(Send(0, {kA, 0x0200}), Untagged({2}));  // what was learned works
 }
 
 TEST_F(ForwarderTest, StaticEntriesDoNotMove) {
-  ASSERT_TRUE(fdb_->AddStatic(MacKey(0, reinterpret_cast<const uint8_t*>(&kB)), 1).ok());
+  ASSERT_TRUE(learner_->AddStatic(MacKey(0, reinterpret_cast<const uint8_t*>(&kB)), 1).ok());
   EXPECT_EQ(Send(0, {kA, kB}), Untagged({1}));
   Send(2, {kB, kBcast});  // B claimed elsewhere
   EXPECT_EQ(Send(0, {kA, kB}), Untagged({1}));
   datapath_.up_mask.store(0b1101);
-  fdb_->FlushPort(1);  // port 1 down: still B's port
+  learner_->PortDown(1);  // port 1 down: still B's port
   EXPECT_TRUE(Send(0, {kA, kB}).empty());
   EXPECT_EQ(TxDrops(1, TxDrop::kLinkDown), 1u);
 }
 
 TEST_F(ForwarderTest, PortSecurityDropsForeignSourcesWithoutLearningThem) {
-  PortMacs& allowed = datapath_.port_macs[0];
-  allowed.macs[0].store(kA);
-  allowed.macs[1].store(kB);
-  allowed.count.store(2);
+  std::vector<PortSpec> specs(kPorts);
+  specs[0].allowed_macs = {kA, kB};
+  Configure(specs);
   EXPECT_EQ(Send(0, {kA, kBcast}), Untagged({1, 2, 3}));  // its own MACs pass
   EXPECT_TRUE(Send(0, {kC, kBcast}).empty());             // another source does not
   EXPECT_EQ(RxDrops(0, RxDrop::kSpoofed), 1u);
@@ -653,14 +623,15 @@ TEST_F(ForwarderTest, OneMillionSourceMacsAreLearned) {
   fdb_ = *Fdb::Create(name_ + "fdb1m", kMacs + 1 + (kMaxPorts - 1) * 256);
   ASSERT_EQ(fdb_->reserve(), 256u);
   datapath_.fdb = fdb_.get();
-  ASSERT_TRUE(fdb_->AddStatic(kB, 1).ok());
+  Configure(std::vector<PortSpec>(kPorts));
+  ASSERT_TRUE(learner_->AddStatic(kB, 1).ok());
   auto mac = [](uint32_t i) { return (uint64_t{i} << 16) | 0x0200; };  // unicast, distinct
   std::vector<rte_mbuf*> burst(kMaxBurst);
   for (uint32_t i = 0; i < kMacs; i += kMaxBurst) {
     uint16_t n = static_cast<uint16_t>(std::min<uint32_t>(kMaxBurst, kMacs - i));
     for (uint16_t j = 0; j < n; ++j) burst[j] = MakeFrame(pool_, {mac(i + j), kB});
     forwarder_->HandleBurst(0, burst.data(), n);
-    ApplyLearning(0);
+    learner_->Poll(0);
     for (rte_mbuf* m : ports_[1]->TakeSent()) rte_pktmbuf_free(m);
   }
   EXPECT_EQ(fdb_->learned(0), kMacs);
@@ -705,7 +676,9 @@ TEST_F(ForwarderTest, LearnLimitFloodDoesNotDisturbOtherPorts) {
   }
   EXPECT_EQ(fdb_->learned(2), 100u);
   EXPECT_EQ(fdb_->size(), 103u);
-  EXPECT_EQ(counters_.ports[2][PortCounter::kLearnLimited].Read() + refused_[2], kSpray - 100);
+  EXPECT_EQ(counters_.ports[2][PortCounter::kLearnLimited].Read() +
+                Refused(2, PortCounter::kLearnLimited),
+            kSpray - 100);
   // All sprayed + 2 broadcasts; + the two broadcasts.
   EXPECT_EQ(counters_.ports[3][PortCounter::kTxPackets].Read(), kSpray + 2);
   EXPECT_EQ(counters_.ports[1][PortCounter::kTxPackets].Read(), a_to_b + 2);
@@ -791,7 +764,7 @@ TEST_F(ForwarderTest, FullTableStillLearnsOtherPortsAndNeverLeaksTheirUnicast) {
       spray.push_back(MakeFrame(pool_, {mac, kC}));
     }
     forwarder_->HandleBurst(2, spray.data(), static_cast<uint16_t>(spray.size()));
-    ApplyLearning(0);
+    learner_->Poll(0);
     for (uint16_t p = 0; p < kPorts; ++p) {
       for (rte_mbuf* m : ports_[p]->TakeSent()) rte_pktmbuf_free(m);
     }
@@ -819,10 +792,13 @@ TEST_F(ForwarderTest, FullTableStillLearnsOtherPortsAndNeverLeaksTheirUnicast) {
   // then by the workers), none for a learn limit (a wire port has none by default).
   const uint64_t learned = fdb_->learned(2);
   EXPECT_EQ(learned, fdb_->reserve() + fdb_->shared_capacity());
-  EXPECT_EQ(counters_.ports[2][PortCounter::kLearnTableFull].Read() + refused_full_[2],
+  EXPECT_EQ(counters_.ports[2][PortCounter::kLearnTableFull].Read() +
+                Refused(2, PortCounter::kLearnTableFull),
             kSpray - learned);
   EXPECT_GT(counters_.ports[2][PortCounter::kLearnTableFull].Read(), 0u);
-  EXPECT_EQ(counters_.ports[2][PortCounter::kLearnLimited].Read() + refused_[2], 0u);
+  EXPECT_EQ(counters_.ports[2][PortCounter::kLearnLimited].Read() +
+                Refused(2, PortCounter::kLearnLimited),
+            0u);
   EXPECT_EQ(datapath_.learn_full_mask.load(), 0b0100u);
   EXPECT_EQ(datapath_.learn_blocked_mask.load(), 0b0100u);
   EXPECT_EQ(counters_[CoreCounter::kLearnQueueDrops].Read(), 0u);
@@ -842,15 +818,18 @@ TEST_F(ForwarderTest, AGuestPortsDefaultLearnLimitStopsASpray) {
       spray.push_back(MakeFrame(pool_, {(rng() & 0xfefffffffffe) | 0x020000000000, kC}));
     }
     forwarder_->HandleBurst(2, spray.data(), kMaxBurst);
-    ApplyLearning(0);
+    learner_->Poll(0);
     for (uint16_t p = 0; p < kPorts; ++p) {
       for (rte_mbuf* m : ports_[p]->TakeSent()) rte_pktmbuf_free(m);
     }
   }
   EXPECT_EQ(fdb_->learned(2), kDefaultGuestLearnLimit);
-  EXPECT_EQ(counters_.ports[2][PortCounter::kLearnLimited].Read() + refused_[2],
+  EXPECT_EQ(counters_.ports[2][PortCounter::kLearnLimited].Read() +
+                Refused(2, PortCounter::kLearnLimited),
             kSpray - kDefaultGuestLearnLimit);
-  EXPECT_EQ(counters_.ports[2][PortCounter::kLearnTableFull].Read() + refused_full_[2], 0u);
+  EXPECT_EQ(counters_.ports[2][PortCounter::kLearnTableFull].Read() +
+                Refused(2, PortCounter::kLearnTableFull),
+            0u);
   EXPECT_EQ(datapath_.learn_full_mask.load(), 0u);
   EXPECT_EQ(datapath_.learn_blocked_mask.load(), 0b0100u);
 }
@@ -865,7 +844,7 @@ TEST_F(ForwarderTest, LearnRequestsLostToAFullRingAreCounted) {
   }
   forwarder_->HandleBurst(0, burst.data(), kMaxBurst);
   EXPECT_EQ(counters_[CoreCounter::kLearnQueueDrops].Read(), 1u);
-  ApplyLearning(0);
+  learner_->Poll(0);
   EXPECT_EQ(fdb_->learned(0), 63u);
   for (uint16_t p = 0; p < kPorts; ++p) {
     for (rte_mbuf* m : ports_[p]->TakeSent()) rte_pktmbuf_free(m);
@@ -923,8 +902,6 @@ TEST_F(ForwarderTest, MatchesReferenceModelOnRandomBursts) {
     }
     fdb_ = *Fdb::Create(name_ + "fdb" + std::to_string(config), 1 << 12);
     datapath_.fdb = fdb_.get();
-    refused_ = {};
-    refused_full_ = {};
     counters_.~WorkerCounters();
     new (&counters_) WorkerCounters();
     Configure(specs);
@@ -934,7 +911,7 @@ TEST_F(ForwarderTest, MatchesReferenceModelOnRandomBursts) {
     // One static MAC in VLAN 0 (or the first VLAN its port carries).
     model::PortConfig& c0 = configs[0];
     uint16_t static_vlan = c0.Carries(0) ? 0 : c0.access ? c0.access : *c0.trunk.begin();
-    ASSERT_TRUE(fdb_->AddStatic(uint64_t{static_vlan} << 48 | static_mac, 0).ok());
+    ASSERT_TRUE(learner_->AddStatic(uint64_t{static_vlan} << 48 | static_mac, 0).ok());
     model.AddStatic(static_vlan, static_mac, 0);
 
     // What the counters must say, from the model.
@@ -950,19 +927,17 @@ TEST_F(ForwarderTest, MatchesReferenceModelOnRandomBursts) {
         uint64_t next = rng() & 0xf;
         for (uint16_t p = 0; p < kPorts; ++p) {
           if (((up >> p) & 1) && !((next >> p) & 1)) {
-            fdb_->FlushPort(p);
-            if (specs[p].lock_mac) ResetSecurity(p);
+            learner_->PortDown(p);
             model.Flush(p);
           }
         }
         up = next;
         datapath_.up_mask.store(up);
-        ApplyLearning(now);  // the limits of flushed ports are lifted
+        learner_->Poll(now);  // the limits of flushed ports are lifted
       }
       if (rng() % 32 == 0) {
-        fdb_->Age(now, 5, [] {});
+        learner_->Age(now, 5);  // ageing may bring ports under their limit
         model.Age(now, 5);
-        ApplyLearning(now);  // ageing may have brought ports under their limit
       }
       uint16_t in = static_cast<uint16_t>(rng() % kPorts);
       std::vector<TestFrame> frames(1 + rng() % 32);
@@ -1040,9 +1015,12 @@ TEST_F(ForwarderTest, MatchesReferenceModelOnRandomBursts) {
       }
       EXPECT_EQ(c[PortCounter::kTxPackets].Read(), tx[p])
           << "config " << config << " port " << p;
-      EXPECT_EQ(c[PortCounter::kLearnLimited].Read() + refused_[p], model.limited(p))
+      EXPECT_EQ(c[PortCounter::kLearnLimited].Read() + Refused(p, PortCounter::kLearnLimited),
+                model.limited(p))
           << "config " << config << " port " << p;
     }
+    EXPECT_EQ(learner_->Stat(SwitchStat::kFdbLockedRefused), model.locked_refused())
+        << "config " << config;
     EXPECT_EQ(rx, sent);
     EXPECT_EQ(rx, rx_dropped + forwarded) << "config " << config;
   }

@@ -27,10 +27,16 @@
 //   - A port with allowed MACs takes frames from those sources only; a locked port (lock)
 //     takes the first source it sees and then only that one, until it goes down. Other
 //     sources are dropped (reason spoofed) and learn nothing.
+//   - A port's own MAC (one it allows, or the one it locked to) is not moved to another
+//     port by frames arriving there while the port is up: they are forwarded, but teach
+//     nothing (counted as locked_refused, once per learn request). Once the port is down
+//     the MAC may move (a migrated guest).
 //   Learning
 //   - The switch applies learning asynchronously (its control thread drains the workers'
 //     requests), so a frame is decided on the table as earlier bursts taught it, never on
-//     what its own burst teaches.
+//     what its own burst teaches. A worker asks once per run of alike frames in a burst
+//     (same source, destination, VLAN and tagging; frames dropped for their VLAN do not
+//     end a run).
 //   - A unicast source teaches (VLAN, source MAC) -> ingress port and refreshes its
 //     last-seen time, except that a static entry never moves, and a port holding as many
 //     learned MACs as its learn limit teaches nothing new (the frame is still forwarded,
@@ -129,10 +135,14 @@ class BridgeModel {
                                    uint64_t up_mask, uint32_t now = 0) {
     std::vector<Result> results;
     for (const Frame& f : frames) results.push_back(Decide(in, f, up_mask));
+    const Frame* last = nullptr;  // the current run's last frame
     for (size_t i = 0; i < frames.size(); ++i) {
       const Outcome o = results[i].outcome;
-      if (o == Outcome::kMalformed || o == Outcome::kVlan || o == Outcome::kSpoofed) continue;
-      Learn(in, Key(ports_[in].Ingress(frames[i].tag), frames[i].src), now);
+      if (o == Outcome::kVlan) continue;
+      const bool asks = last == nullptr || !SameRun(in, *last, frames[i]);
+      last = &frames[i];
+      if (o == Outcome::kMalformed || o == Outcome::kSpoofed) continue;
+      Learn(in, Key(ports_[in].Ingress(frames[i].tag), frames[i].src), now, up_mask, asks);
     }
     return results;
   }
@@ -168,6 +178,8 @@ class BridgeModel {
     auto it = limited_.find(port);
     return it == limited_.end() ? 0 : it->second;
   }
+  // Learn requests refused because the MAC is another port's own.
+  uint64_t locked_refused() const { return locked_refused_; }
   // Keyed by (VLAN << 48 | MAC), like the switch's FDB.
   const std::map<uint64_t, Entry>& table() const { return table_; }
   const PortConfig& port(uint16_t p) const { return ports_[p]; }
@@ -224,10 +236,26 @@ class BridgeModel {
     return r;
   }
 
-  void Learn(uint16_t in, uint64_t key, uint32_t now) {
+  bool SameRun(uint16_t in, const Frame& a, const Frame& b) const {
+    return a.src == b.src && a.dst == b.dst && (a.tag >= 0) == (b.tag >= 0) &&
+           a.inner_tag == b.inner_tag && ports_[in].Ingress(a.tag) == ports_[in].Ingress(b.tag);
+  }
+  // Whether `mac` is port p's own: one it allows, or the one it locked to.
+  bool Owns(uint16_t p, uint64_t mac) const {
+    auto locked = locked_.find(p);
+    return ports_[p].allowed.count(mac) != 0 || (locked != locked_.end() && locked->second == mac);
+  }
+
+  // `asks`: the frame starts a run (a learn request); the others of its run follow it.
+  void Learn(uint16_t in, uint64_t key, uint32_t now, uint64_t up_mask, bool asks) {
     auto it = table_.find(key);
     if (it != table_.end() && it->second.port == in) {
       it->second.last_seen = now;
+      return;
+    }
+    const uint64_t mac = key & 0xffffffffffff;
+    if (it != table_.end() && ((up_mask >> it->second.port) & 1) && Owns(it->second.port, mac)) {
+      locked_refused_ += asks;
       return;
     }
     if (it != table_.end() && it->second.is_static) return;
@@ -242,6 +270,7 @@ class BridgeModel {
   std::map<uint64_t, Entry> table_;
   std::map<uint16_t, uint64_t> limited_;
   std::map<uint16_t, uint64_t> locked_;  // lock ports that saw their first source
+  uint64_t locked_refused_ = 0;
 };
 
 }  // namespace hvswitch::model

@@ -18,16 +18,6 @@
 #include "switch/unmap_guard.h"
 
 namespace hvswitch {
-namespace {
-
-// When a memif client port may be started again after a start that failed (no server:
-// cheap to retry) / that connected (a handshake under way must not be cut short: a DPDK
-// memif peer whose client goes mid-handshake may panic in its interrupt thread, seen with
-// a loaded CPU).
-constexpr std::chrono::milliseconds kReconnectAfter[2] = {std::chrono::milliseconds(1000),
-                                                          std::chrono::milliseconds(10000)};
-
-}  // namespace
 
 uint32_t MonotonicSeconds() {
   timespec ts{};
@@ -106,8 +96,8 @@ absl::Status Bridge::AddPort(const PortSpec& spec) {
   for (size_t p = ports_.size(); p-- > 0;) {
     if (ports_[p] == nullptr) {
       slot = static_cast<int>(p);  // the lowest free one, in the end
-    } else if (spec.type != PortType::kDpdk && ports_[p]->spec().type != PortType::kDpdk &&
-               ports_[p]->spec().path == spec.path) {
+    } else if (spec.Traits().socket &&
+               ports_[p]->spec().Traits().socket == spec.Traits().socket) {
       return absl::AlreadyExistsError(absl::StrCat("port '", spec.name, "': socket ",
                                                    spec.path, " belongs to port '",
                                                    ports_[p]->spec().name, "'"));
@@ -121,7 +111,7 @@ absl::Status Bridge::AddPort(const PortSpec& spec) {
   const uint16_t nb_workers = static_cast<uint16_t>(workers_.size());
   const PortQueues queues =
       QueuesFor(spec, nb_workers, config_.rx_descriptors, config_.tx_descriptors);
-  if (workers_running_ && spec.type == PortType::kDpdk && spec.quota == 0) {
+  if (workers_running_ && spec.Traits().fills_rx_rings && spec.quota == 0) {
     // The shared pool was sized at startup for the ports then; a NIC fills its receive
     // rings from it at once.
     const uint32_t needs = uint32_t{queues.nb_rxq} * queues.rx_descriptors + 4096;
@@ -170,15 +160,17 @@ absl::Status Bridge::AddPort(const PortSpec& spec) {
     PublishAllowedMacs(static_cast<uint16_t>(slot), spec.allowed_macs);
   }
   Publish(std::move(table));
-  Log("port '%s' (%s %s): ready, ethdev %d, mac %s", spec.name, PortTypeName(spec.type),
-      spec.type == PortType::kDpdk ? spec.devargs : spec.path, dp.eth_port,
+  Log("port '%s' (%s %s): ready, ethdev %d, mac %s", spec.name, spec.type_name(),
+      spec.Traits().endpoint, dp.eth_port,
       ports_[slot]->mac());
-  if (ports_[slot]->reconnects()) {
+  if (ports_[slot]->reconnect().enabled) {
     const bool started = ports_[slot]->started();
-    reconnect_at_[slot] = std::chrono::steady_clock::now() + kReconnectAfter[started];
+    reconnect_at_[slot] =
+        std::chrono::steady_clock::now() + ports_[slot]->reconnect().After(started);
     reconnect_failing_[slot] = !started;
     if (!started) {
-      Log("port '%s': no memif server at %s yet: trying every second", spec.name, spec.path);
+      Log("port '%s': %s yet: trying every second", spec.name,
+          ports_[slot]->reconnect().waiting);
     }
   }
   return absl::OkStatus();
@@ -240,10 +232,10 @@ std::unique_ptr<PortTable> Bridge::NextTable(int slot, const PortSpec* spec, con
   dp.eth_port = port->eth_port();
   dp.nb_txq = port->queues().nb_txq;
   dp.shared_tx = dp.nb_txq < nb_workers;
-  dp.rx_offload = port->rx_offload();
-  const PeerOffloads nic = port->Offloads();
-  dp.tx_prepare = spec->type == PortType::kDpdk && (nic.csum || nic.tso4);
-  dp.recount_chains = spec->type == PortType::kMemif && spec->zero_copy;
+  dp.rx_offload = port->flags().rx_offload;
+  dp.tx_prepare = port->flags().tx_prepare;
+  dp.recount_chains = port->flags().recount_chains;
+  dp.reclaim_tx = port->flags().reclaim_tx;
   // Each receive queue goes to the worker that polls the fewest; the others stay where
   // they are. A device that is not started (a memif client without its server) is not
   // polled.
@@ -264,16 +256,17 @@ void Bridge::Reconnect(int slot) {
   Publish(NextTable(slot, &port.spec(), &port, /*polled=*/false));
   const bool started = port.Reconnect();
   Publish(NextTable(slot, &port.spec(), &port));
-  reconnect_at_[slot] = now + kReconnectAfter[started];
+  reconnect_at_[slot] = now + port.reconnect().After(started);
   if (!started && !reconnect_failing_[slot]) {
-    Log("port '%s': no memif server at %s: trying every second", port.spec().name,
-        port.spec().path);
+    Log("port '%s': %s: trying every second", port.spec().name,
+        port.reconnect().waiting);
   }
   reconnect_failing_[slot] = !started;
 }
 
 void Bridge::Publish(std::unique_ptr<PortTable> table) {
   std::unique_ptr<PortTable> old = std::move(table_);
+  table->Seal();
   table_ = std::move(table);
   datapath_.table.store(table_.get(), std::memory_order_release);
   quiescence_->Synchronize();
@@ -333,7 +326,7 @@ absl::StatusOr<rte_mempool*> Bridge::CreatePortPool(const PortSpec& spec,
                                                     const PortQueues& queues) {
   if (spec.quota == 0) return nullptr;
   // A NIC fills its receive rings with buffers up front.
-  const uint32_t ring = spec.type == PortType::kDpdk
+  const uint32_t ring = spec.Traits().fills_rx_rings
                             ? uint32_t{queues.nb_rxq} * queues.rx_descriptors
                             : 0;
   if (spec.quota < ring + kMaxRxBurst) {
@@ -613,7 +606,7 @@ void Bridge::FollowLinks() {
     size_t p = static_cast<size_t>(__builtin_ctzll(changed));
     bool up = (mask >> p) & 1;
     const PortSpec& spec = ports_[p]->spec();
-    bool guest = spec.type != PortType::kDpdk;
+    bool guest = spec.role() == PortRole::kGuest;
     if (!up) fdb_->FlushPort(static_cast<uint16_t>(p));
     if (!up && spec.lock_mac) {
       const PortMacs& macs = datapath_.port_macs[p];
@@ -627,7 +620,7 @@ void Bridge::FollowLinks() {
                     : "link down, its MACs flushed"));
   }
   for (size_t p = 0; p < ports_.size(); ++p) {
-    if (ports_[p] == nullptr || !ports_[p]->reconnects()) continue;
+    if (ports_[p] == nullptr || !ports_[p]->reconnect().enabled) continue;
     if ((mask >> p) & 1) {
       // Connected: no handshake to protect any more, a peer that goes is retried at once.
       reconnect_at_[p] = {};
@@ -650,9 +643,9 @@ BridgeSnapshot Bridge::Snapshot() const {
     ps.index = static_cast<uint16_t>(p);
     ps.name = port.spec().name;
     ps.spec = port.spec().ToString();
-    ps.type = std::string(PortTypeName(port.spec().type));
+    ps.type = std::string(port.spec().type_name());
     ps.mac = port.mac();
-    ps.path = port.spec().type == PortType::kDpdk ? port.spec().devargs : port.spec().path;
+    ps.path = port.spec().Traits().endpoint;
     ps.up = (up_mask >> p) & 1;
     ps.mtu = port.spec().mtu;
     for (size_t w = 0; w < workers_.size(); ++w) ps.totals.AddFrom(counters_[w].ports[p]);

@@ -15,7 +15,6 @@
 #include "ports/socket_path.h"
 #include "switch/log.h"
 #include "switch/mac_key.h"
-#include "switch/unmap_guard.h"
 
 namespace hvswitch {
 
@@ -397,7 +396,7 @@ absl::Status Bridge::RemoveMac(uint64_t key) {
 
 absl::Status Bridge::StartWorkers() {
   stop_workers_.store(false);
-  unmap_guard::Install(quiescence_.get());
+  for (const PortDriver* driver : PortDrivers()) driver->OnWorkersRunning(quiescence_.get());
   for (size_t w = 0; w < workers_.size(); ++w) {
     int rc = rte_eal_remote_launch(&Worker::Main, workers_[w].get(), config_.worker_lcores[w]);
     if (rc != 0) {
@@ -428,7 +427,7 @@ void Bridge::StopWorkers() {
 
 Bridge::~Bridge() {
   StopWorkers();
-  unmap_guard::Install(nullptr);
+  for (const PortDriver* driver : PortDrivers()) driver->OnWorkersRunning(nullptr);
   ports_.clear();  // stops and closes the devices before their mbufs' pool goes
   workers_.clear();
   learn_queues_.clear();

@@ -38,7 +38,7 @@ struct DatapathPort {
   bool rx_offload = false;
   // A NIC with Tx offloads on: frames go through rte_eth_tx_prepare first.
   bool tx_prepare = false;
-  // Received chains need their pkt_len summed again (memif zero-copy: RecountChains).
+  // Received chains need their pkt_len summed again (ports/memif/memif_fixups.h).
   bool recount_chains = false;
   // Sent frames are freed only by the port's next transmit call (see reclaim_tx below).
   bool reclaim_tx = false;

@@ -2,7 +2,8 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "ports/memseg_fd_guard.h"
+#include "ports/memif/memseg_fd_guard.h"
+#include "ports/memif/unmap_guard.h"
 #include "ports/guest_socket_driver.h"
 #include "ports/spec_keys.h"
 
@@ -94,9 +95,13 @@ class Driver final : public GuestSocketDriver {
   // memif offloads nothing: the default (nothing configured) holds.
   DatapathFlags Flags(const PortSpec& spec, const DeviceSetup&) const override {
     DatapathFlags flags;
-    flags.recount_chains = flags.reclaim_tx = spec.zero_copy;
+    flags.recount_chains = flags.reclaim_tx = spec.zero_copy;  // ports/memif/memif_fixups.h
     return flags;
   }
+
+  // The PMD unmaps a gone peer's memory while workers may be reading it: unmap_guard.h.
+  void OnWorkersRunning(ReaderGrace* grace) const override { unmap_guard::Install(grace); }
+  void OnWorkerThread() const override { unmap_guard::MarkWorkerThread(); }
 };
 
 // Constant-initialised: valid before any static constructor runs.

@@ -1,5 +1,5 @@
-// What an interposed libc call (ports/memseg_fd_guard.h, ports/peer_socket_guard.h,
-// switch/unmap_guard.h) hands on to: the sanitizer's interceptor when a sanitizer runtime
+// What an interposed libc call (ports/memif/memseg_fd_guard.h, ports/memif/unmap_guard.h,
+// ports/peer_socket_guard.h) hands on to: the sanitizer's interceptor when a sanitizer runtime
 // is linked in (it defines __interceptor_NAME, whose libc name our definition replaces),
 // so that AddressSanitizer and ThreadSanitizer still see every descriptor and mapping;
 // otherwise the kernel.

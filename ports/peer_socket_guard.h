@@ -13,7 +13,7 @@
 // The kernel bounds a UNIX socket's connect() and sends by its send timeout
 // (SO_SNDTIMEO) and its reads by its receive timeout (SO_RCVTIMEO). hvswitch defines
 // connect() and accept() itself (exported from the executable, as close() for
-// memseg_fd_guard.h):
+// memif/memseg_fd_guard.h):
 //   - on the control thread (which asks for it at start) a blocking AF_UNIX connect
 //     gives up after kConnectTimeoutMs (EAGAIN: the memif port is tried again a second
 //     later);

@@ -3,9 +3,7 @@
 #include <rte_bus.h>
 #include <rte_dev.h>
 #include <rte_errno.h>
-#include <rte_eth_vhost.h>
 #include <rte_ethdev.h>
-#include <rte_vhost.h>
 
 #include <regex>
 #include <string_view>
@@ -16,16 +14,10 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "ports/memseg_fd_guard.h"
 #include "ports/socket_path.h"
 
 namespace hvswitch {
 namespace {
-
-// Virtio-net feature bits (virtio 1.1, 5.1.3); <linux/virtio_net.h> does not compile as
-// C++.
-constexpr int kVirtioNetFGuestCsum = 1, kVirtioNetFGuestTso4 = 7, kVirtioNetFGuestTso6 = 8;
-constexpr uint64_t kTxCsum = RTE_ETH_TX_OFFLOAD_TCP_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM;
 
 absl::Status PortError(const PortSpec& spec, absl::string_view what, int err) {
   return absl::InternalError(
@@ -35,23 +27,7 @@ absl::Status PortError(const PortSpec& spec, absl::string_view what, int err) {
 }  // namespace
 
 std::string PortDevargs(const PortSpec& spec, int index) {
-  switch (spec.type) {
-    case PortType::kVhostUser:
-      // Compliant offload flags: a guest's partial checksum and its GSO super-frames
-      // arrive as Rx metadata (RX_L4_CKSUM_NONE, RX_LRO + tso_segsz) for hvswitch to
-      // resolve per destination. tso=1 offers the guest HOST_TSO4/6.
-      return absl::StrCat("net_vhost", index, ",iface=", spec.path,
-                          ",queues=", spec.queues,
-                          ",client=", spec.client ? 1 : 0, ",legacy-ol-flags=0,tso=1");
-    case PortType::kMemif:
-      // A filesystem socket (not the abstract namespace) as VPP and libmemif expect.
-      return absl::StrCat("net_memif", index, ",role=", spec.client ? "client" : "server",
-                          ",socket=", spec.path, ",socket-abstract=no,id=", spec.memif_id,
-                          spec.zero_copy ? ",zero-copy=yes" : "");
-    case PortType::kDpdk:
-      return spec.devargs;
-  }
-  return {};
+  return spec.driver->Devargs(spec, index);
 }
 
 bool IsPciDevargs(const std::string& devargs) {
@@ -61,32 +37,20 @@ bool IsPciDevargs(const std::string& devargs) {
 
 PortQueues QueuesFor(const PortSpec& spec, uint16_t nb_workers, uint16_t rx_descriptors,
                      uint16_t tx_descriptors) {
-  PortQueues queues;
+  PortQueues queues = spec.driver->Queues(spec, nb_workers);
   queues.rx_descriptors = rx_descriptors;
   queues.tx_descriptors = tx_descriptors;
-  switch (spec.type) {
-    case PortType::kVhostUser:
-      // A tx queue the guest did not enable swallows nothing: tx queues beyond the
-      // guest's queue pairs would drop every frame, so workers share instead.
-      queues.nb_rxq = spec.queues;
-      queues.nb_txq = std::min(nb_workers, spec.queues);
-      break;
-    case PortType::kMemif:
-      // The memif client decides how many rings it opens; one pair always exists.
-      queues.nb_rxq = 1;
-      queues.nb_txq = 1;
-      break;
-    case PortType::kDpdk:
-      queues.nb_rxq = spec.queues;
-      queues.nb_txq = nb_workers;
-      break;
-  }
   return queues;
 }
+
+PeerOffloads PortDriver::Offloads(const Port& port) const { return port.setup().nic; }
 
 absl::StatusOr<std::unique_ptr<Port>> Port::Open(const PortSpec& spec, int index,
                                                  const PortQueues& queues,
                                                  rte_mempool* pool) {
+  if (spec.driver == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("port '", spec.name, "': no type"));
+  }
   std::unique_ptr<Port> port(new Port(spec, queues));
   absl::Status status = port->Start(PortDevargs(spec, index), pool);
   if (!status.ok()) return status;  // ~Port undoes whatever was done
@@ -94,6 +58,34 @@ absl::StatusOr<std::unique_ptr<Port>> Port::Open(const PortSpec& spec, int index
 }
 
 absl::Status Port::Start(const std::string& devargs, rte_mempool* pool) {
+  absl::Status status = Probe(devargs);
+  if (!status.ok()) return status;
+  rte_eth_conf conf{};
+  status = ConfigureDevice(conf, pool);
+  if (!status.ok()) return status;
+  status = SetUpQueues(conf, pool);
+  if (!status.ok()) return status;
+  driver_.BeforeStart(spec_);
+  int rc = rte_eth_dev_start(eth_port_);
+  // A port that reconnects (a memif client whose server is not there yet) is started
+  // again later (Reconnect).
+  if (rc != 0 && !reconnect_.enabled) return PortError(spec_, "cannot start device", rc);
+  started_ = rc == 0;
+  flags_ = driver_.Flags(spec_, setup_);
+  // A bridge port must receive frames for every MAC behind it.
+  rc = rte_eth_promiscuous_enable(eth_port_);
+  if (rc != 0 && rc != -ENOTSUP) return PortError(spec_, "cannot enable promiscuous mode", rc);
+
+  rte_ether_addr addr{};
+  rte_eth_macaddr_get(eth_port_, &addr);
+  mac_ = absl::StrFormat("%02x:%02x:%02x:%02x:%02x:%02x", addr.addr_bytes[0],
+                         addr.addr_bytes[1], addr.addr_bytes[2], addr.addr_bytes[3],
+                         addr.addr_bytes[4], addr.addr_bytes[5]);
+  return absl::OkStatus();
+}
+
+// Hot-plugs a vdev (the EAL probed PCI devices at start) and finds its ethdev.
+absl::Status Port::Probe(const std::string& devargs) {
   if (!IsPciDevargs(devargs)) {
     int rc = rte_dev_probe(devargs.c_str());
     if (rc < 0) return PortError(spec_, absl::StrCat("cannot probe device '", devargs, "'"), rc);
@@ -108,7 +100,11 @@ absl::Status Port::Start(const std::string& devargs, rte_mempool* pool) {
         absl::StrCat("port '", spec_.name, "': device '", name, "' has no ethdev port"));
   }
   eth_port_ = id;
+  return absl::OkStatus();
+}
 
+// Queue counts, MTU, chains and RSS as the device allows them, and the driver's offloads.
+absl::Status Port::ConfigureDevice(rte_eth_conf& conf, rte_mempool* pool) {
   rte_eth_dev_info info{};
   int rc = rte_eth_dev_info_get(eth_port_, &info);
   if (rc != 0) return PortError(spec_, "cannot read device info", rc);
@@ -118,7 +114,6 @@ absl::Status Port::Start(const std::string& devargs, rte_mempool* pool) {
         info.max_rx_queues));
   }
   queues_.nb_txq = std::min(queues_.nb_txq, info.max_tx_queues);
-  rte_eth_conf conf{};
   // Some PMDs report a smaller maximum than they carry (memif says 1500 yet moves chains
   // of any length); configure what the device accepts and enforce mtu= at egress.
   uint32_t device_max_mtu = info.max_mtu;
@@ -137,31 +132,7 @@ absl::Status Port::Start(const std::string& devargs, rte_mempool* pool) {
   if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) {
     conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
   }
-  if (spec_.type == PortType::kVhostUser) {
-    // With Rx checksum offload on, the vhost PMD leaves a guest's partial checksum in the
-    // frame (flagged RTE_MBUF_F_RX_L4_CKSUM_NONE) instead of completing it on receive, so
-    // that hvswitch decides per destination: pass it on to a guest that completes it,
-    // complete it for anyone else. Tx checksum offload lets it pass them on (the vhost
-    // library writes the virtio header for checksum and TSO requests alike; it does not
-    // list TSO as a capability).
-    constexpr uint64_t kRx = RTE_ETH_RX_OFFLOAD_TCP_CKSUM | RTE_ETH_RX_OFFLOAD_UDP_CKSUM;
-    if ((info.rx_offload_capa & kRx) == kRx && (info.tx_offload_capa & kTxCsum) == kTxCsum) {
-      conf.rxmode.offloads |= kRx;
-      conf.txmode.offloads |= kTxCsum;
-      rx_offload_ = true;
-    }
-  } else if (spec_.type == PortType::kDpdk) {
-    // A NIC finishes what its Tx offloads cover; rte_eth_tx_prepare fixes the
-    // pseudo-header sums the way it wants them.
-    nic_offloads_.csum = (info.tx_offload_capa & kTxCsum) == kTxCsum;
-    // net_tap lists TSO, but its segmentation (librte_gso) has no TCP/IPv6 and leaves the
-    // segments' IPv4 header checksums stale: hvswitch segments for it.
-    const bool tso_works = std::string_view(info.driver_name) != "net_tap";
-    nic_offloads_.tso4 = nic_offloads_.tso6 =
-        nic_offloads_.csum && tso_works && (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_TCP_TSO);
-    if (nic_offloads_.csum) conf.txmode.offloads |= kTxCsum;
-    if (nic_offloads_.tso4) conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_TCP_TSO;
-  }
+  setup_ = driver_.Configure(spec_, info, conf);
   if (queues_.nb_rxq > 1) {
     // Spread flows over the receive queues where the device hashes (NICs); a vhost-user
     // guest picks its queues itself.
@@ -169,7 +140,11 @@ absl::Status Port::Start(const std::string& devargs, rte_mempool* pool) {
         info.flow_type_rss_offloads & (RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP | RTE_ETH_RSS_UDP);
     if (conf.rx_adv_conf.rss_conf.rss_hf != 0) conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
   }
-  rc = rte_eth_dev_configure(eth_port_, queues_.nb_rxq, queues_.nb_txq, &conf);
+  return absl::OkStatus();
+}
+
+absl::Status Port::SetUpQueues(const rte_eth_conf& conf, rte_mempool* pool) {
+  int rc = rte_eth_dev_configure(eth_port_, queues_.nb_rxq, queues_.nb_txq, &conf);
   if (rc != 0) return PortError(spec_, "cannot configure device", rc);
   rc = rte_eth_dev_adjust_nb_rx_tx_desc(eth_port_, &queues_.rx_descriptors,
                                         &queues_.tx_descriptors);
@@ -183,20 +158,6 @@ absl::Status Port::Start(const std::string& devargs, rte_mempool* pool) {
     rc = rte_eth_tx_queue_setup(eth_port_, q, queues_.tx_descriptors, socket, nullptr);
     if (rc != 0) return PortError(spec_, absl::StrCat("cannot set up tx queue ", q), rc);
   }
-  if (spec_.zero_copy) memseg_fd_guard::ProtectMemsegFds();
-  rc = rte_eth_dev_start(eth_port_);
-  // A memif client whose server is not there yet is started again later (Reconnect).
-  if (rc != 0 && !reconnects()) return PortError(spec_, "cannot start device", rc);
-  started_ = rc == 0;
-  // A bridge port must receive frames for every MAC behind it.
-  rc = rte_eth_promiscuous_enable(eth_port_);
-  if (rc != 0 && rc != -ENOTSUP) return PortError(spec_, "cannot enable promiscuous mode", rc);
-
-  rte_ether_addr addr{};
-  rte_eth_macaddr_get(eth_port_, &addr);
-  mac_ = absl::StrFormat("%02x:%02x:%02x:%02x:%02x:%02x", addr.addr_bytes[0],
-                         addr.addr_bytes[1], addr.addr_bytes[2], addr.addr_bytes[3],
-                         addr.addr_bytes[4], addr.addr_bytes[5]);
   return absl::OkStatus();
 }
 
@@ -209,16 +170,14 @@ Port::~Port() {
     rte_eth_dev_close(eth_port_);
     if (probed_ && device != nullptr) rte_dev_remove(device);
   }
-  if (spec_.OwnsSocket()) RemoveSocketFile(spec_.path);
+  if (const PortTraits traits = spec_.Traits(); traits.owns_socket) {
+    RemoveSocketFile(*traits.socket);
+  }
 }
 
 std::vector<QueueStat> Port::QueueStats() const {
   std::vector<QueueStat> out;
-  // Without a guest the vhost PMD asks the library for vid -1 and it logs "device not
-  // found" for every queue, at every scrape.
-  if (spec_.type == PortType::kVhostUser && rte_eth_vhost_get_vid_from_port_id(eth_port_) < 0) {
-    return out;
-  }
+  if (!driver_.HasQueueStats(*this)) return out;
   const int n = rte_eth_xstats_get_names(eth_port_, nullptr, 0);
   if (n <= 0) return out;
   std::vector<rte_eth_xstat_name> names(static_cast<size_t>(n));
@@ -248,7 +207,7 @@ std::vector<QueueStat> Port::QueueStats() const {
 
 bool Port::Reconnect() {
   if (started_) rte_eth_dev_stop(eth_port_);
-  if (spec_.zero_copy) memseg_fd_guard::ProtectMemsegFds();
+  driver_.BeforeStart(spec_);
   started_ = rte_eth_dev_start(eth_port_) == 0;
   return started_;
 }
@@ -258,20 +217,7 @@ bool Port::LinkUp() const {
   return rte_eth_link_get_nowait(eth_port_, &link) == 0 && link.link_status == RTE_ETH_LINK_UP;
 }
 
-PeerOffloads Port::Offloads() const {
-  if (spec_.type == PortType::kDpdk) return nic_offloads_;
-  PeerOffloads offloads;
-  if (spec_.type != PortType::kVhostUser || !rx_offload_) return offloads;
-  int vid = rte_eth_vhost_get_vid_from_port_id(eth_port_);
-  uint64_t features = 0;
-  if (vid < 0 || rte_vhost_get_negotiated_features(vid, &features) != 0) return offloads;
-  auto has = [features](int bit) { return (features & (uint64_t{1} << bit)) != 0; };
-  // A guest takes super-frames only with GUEST_CSUM too (virtio 1.1, 5.1.3.1).
-  offloads.csum = has(kVirtioNetFGuestCsum);
-  offloads.tso4 = offloads.csum && has(kVirtioNetFGuestTso4);
-  offloads.tso6 = offloads.csum && has(kVirtioNetFGuestTso6);
-  return offloads;
-}
+PeerOffloads Port::Offloads() const { return driver_.Offloads(*this); }
 
 DeviceRxDrops Port::RxDrops() const {
   rte_eth_stats stats{};

@@ -1,6 +1,7 @@
-// Port: one bridge port over a DPDK ethdev, whatever its type (vhost-user, memif or any
-// other DPDK device). Opening probes the device, configures and starts it; destroying it
-// stops and detaches the device and removes the socket hvswitch created.
+// Port: one bridge port over a DPDK ethdev, whatever its type; what differs by type, its
+// driver decides (spec.driver, ports/port_driver.h). Opening probes the device, configures
+// and starts it; destroying it stops and detaches the device and removes the socket
+// hvswitch created.
 // Control thread only; workers use the ethdev id and queues it reports.
 #pragma once
 
@@ -12,35 +13,25 @@
 #include "absl/status/statusor.h"
 #include "ports/port_spec.h"
 
+struct rte_eth_conf;
 struct rte_mempool;
 
 namespace hvswitch {
 
-struct PortQueues {
-  uint16_t nb_rxq = 1;
-  uint16_t nb_txq = 1;
-  uint16_t rx_descriptors = 1024;
-  uint16_t tx_descriptors = 1024;
-};
-
-// The DPDK device string for a spec; `index` makes vdev names unique in the process.
+// The DPDK device string for a spec (its driver's); `index` makes vdev names unique in
+// the process.
 std::string PortDevargs(const PortSpec& spec, int index);
 
-// True when devargs names a PCI device (`0000:03:00.0` or `03:00.0`, options may follow).
+// True when devargs names a PCI device (`0000:03:00.0` or `03:00.0`, options may follow):
+// the EAL probes it; any other device string is a vdev that Port hot-plugs.
 bool IsPciDevargs(const std::string& devargs);
 
-// Queue counts a port of this spec asks for with `nb_workers` workers: one tx queue per
-// worker where the port can have them (vhost-user: no more than the guest's queue pairs;
-// memif: one), one rx queue per configured queue (pair). Opening the port may lower
-// nb_txq to what the device offers; workers then share tx queues under a lock.
+// Queue counts a port of this spec asks for with `nb_workers` workers (its driver's: one tx
+// queue per worker where the port can have them, one rx queue per configured queue).
+// Opening the port may lower nb_txq to what the device offers; workers then share tx
+// queues under a lock.
 PortQueues QueuesFor(const PortSpec& spec, uint16_t nb_workers, uint16_t rx_descriptors,
                      uint16_t tx_descriptors);
-
-struct PeerOffloads {
-  bool csum = false;  // completes partial TCP/UDP checksums
-  bool tso4 = false;  // segments TCP/IPv4 super-frames
-  bool tso6 = false;  // segments TCP/IPv6 super-frames
-};
 
 // One of the device's own per-queue statistics (DPDK xstats named `rx_qN_STAT` or
 // `tx_qN_STAT`; vhost-user: good_packets, good_bytes, size bins, guest_notifications...).
@@ -77,19 +68,18 @@ class Port {
   // reported maximum is lower.
   uint16_t device_mtu() const { return device_mtu_; }
   bool LinkUp() const;
-  // A memif client: DPDK's PMD connects to its server only when the device starts, and
-  // never again by itself after the server went away or was not there yet.
-  bool reconnects() const { return spec_.type == PortType::kMemif && spec_.client; }
+  // Whether and when the device is started again while it is down (the driver's).
+  const ReconnectPolicy& reconnect() const { return reconnect_; }
   bool started() const { return started_; }
   // Stops the device if it runs and starts it again, which connects a memif client anew.
   // Only while no worker uses the device. False when it did not start (server absent).
   bool Reconnect();
-  // True when frames from the port may carry offload requests: partial L4 checksums and
-  // TCP super-frames (vhost-user with the PMD's Rx checksum offload on).
-  bool rx_offload() const { return rx_offload_; }
-  // What the peer finishes itself in frames sent to it: for vhost-user what the connected
-  // guest negotiated (GUEST_CSUM, GUEST_TSO4/6), for a NIC its Tx offloads, for memif
-  // nothing. Asked again as guests come and go.
+  // What the driver turned on in the device, and what the workers do for it.
+  const DeviceSetup& setup() const { return setup_; }
+  const DatapathFlags& flags() const { return flags_; }
+  // What the peer finishes itself in frames sent to it (the driver's: for vhost-user what
+  // the connected guest negotiated, for a NIC its Tx offloads, for memif nothing). Asked
+  // again as guests come and go.
   PeerOffloads Offloads() const;
   DeviceRxDrops RxDrops() const;
   // The device's per-queue statistics (none while a vhost-user guest is not connected: the
@@ -97,18 +87,24 @@ class Port {
   std::vector<QueueStat> QueueStats() const;
 
  private:
-  Port(const PortSpec& spec, const PortQueues& queues) : spec_(spec), queues_(queues) {}
+  Port(const PortSpec& spec, const PortQueues& queues)
+      : spec_(spec), driver_(*spec.driver), queues_(queues), reconnect_(driver_.Reconnect(spec)) {}
   absl::Status Start(const std::string& devargs, rte_mempool* pool);
+  absl::Status Probe(const std::string& devargs);
+  absl::Status ConfigureDevice(rte_eth_conf& conf, rte_mempool* pool);
+  absl::Status SetUpQueues(const rte_eth_conf& conf, rte_mempool* pool);
 
   PortSpec spec_;
+  const PortDriver& driver_;
   PortQueues queues_;
   uint16_t eth_port_ = UINT16_MAX;
   bool probed_ = false;  // we probed (hot-plugged) the device and must detach it
   bool started_ = false;
   std::string mac_;
   uint16_t device_mtu_ = 0;
-  bool rx_offload_ = false;
-  PeerOffloads nic_offloads_;
+  ReconnectPolicy reconnect_;
+  DeviceSetup setup_;
+  DatapathFlags flags_;
 };
 
 }  // namespace hvswitch

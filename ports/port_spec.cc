@@ -13,49 +13,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
+#include "ports/spec_keys.h"
 
 namespace hvswitch {
-namespace {
-
-absl::Status PortError(absl::string_view name, absl::string_view problem) {
-  return absl::InvalidArgumentError(absl::StrCat("port '", name, "': ", problem));
-}
-
-bool IsValidName(absl::string_view name) {
-  if (name.empty() || name.size() > 32) return false;
-  for (char c : name) {
-    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.')
-      return false;
-  }
-  return true;
-}
-
-// `value` as a number from min to max; the error reads "KEY must be WHAT from MIN to MAX".
-absl::Status ParseInRange(absl::string_view name, absl::string_view key,
-                          absl::string_view value, absl::string_view what, uint32_t min,
-                          uint32_t max, uint32_t& out) {
-  if (absl::SimpleAtoi(value, &out) && out >= min && out <= max) return absl::OkStatus();
-  return PortError(name, absl::StrCat(key, " must be ", what, " from ", min, " to ", max));
-}
-
-absl::StatusOr<PortType> ParseType(absl::string_view name, absl::string_view value) {
-  if (value == "vhost-user") return PortType::kVhostUser;
-  if (value == "memif") return PortType::kMemif;
-  if (value == "dpdk") return PortType::kDpdk;
-  return PortError(name, absl::StrCat("unknown type '", value,
-                                      "' (expected vhost-user, memif or dpdk)"));
-}
-
-}  // namespace
-
-absl::string_view PortTypeName(PortType type) {
-  switch (type) {
-    case PortType::kVhostUser: return "vhost-user";
-    case PortType::kMemif: return "memif";
-    case PortType::kDpdk: return "dpdk";
-  }
-  return "unknown";
-}
 
 absl::StatusOr<std::vector<uint16_t>> ParseVlanList(absl::string_view text) {
   std::vector<bool> seen(4096);
@@ -96,25 +56,236 @@ std::string VlanListString(const std::vector<uint16_t>& vlans) {
 
 }  // namespace
 
+
+namespace {
+
+bool IsValidName(absl::string_view name) {
+  if (name.empty() || name.size() > 32) return false;
+  for (char c : name) {
+    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.')
+      return false;
+  }
+  return true;
+}
+
+// "vhost-user, memif or dpdk".
+std::string TypeList() {
+  std::string out;
+  const std::span<const PortDriver* const> drivers = PortDrivers();
+  for (size_t i = 0; i < drivers.size(); ++i) {
+    absl::StrAppend(&out, i == 0 ? "" : i + 1 == drivers.size() ? " or " : ", ",
+                    drivers[i]->type());
+  }
+  return out;
+}
+
+// --- the keys every port type has ---
+
+absl::Status ApplyType(absl::string_view value, PortSpec& spec) {
+  spec.driver = FindPortDriver(value);
+  if (spec.driver != nullptr) return absl::OkStatus();
+  return SpecError(spec.name, absl::StrCat("unknown type '", value, "' (expected ", TypeList(), ")"));
+}
+
+absl::Status ApplyVlanKey(absl::string_view key, absl::string_view value, PortSpec& spec,
+                          uint16_t& out) {
+  uint32_t vlan = 0;
+  absl::Status status = ParseSpecNumber(spec, key, value, "a VLAN", 1, 4094, vlan);
+  if (status.ok()) out = static_cast<uint16_t>(vlan);
+  return status;
+}
+
+absl::Status ApplyVlan(absl::string_view value, PortSpec& spec) {
+  return ApplyVlanKey("vlan", value, spec, spec.access_vlan);
+}
+
+absl::Status ApplyNative(absl::string_view value, PortSpec& spec) {
+  return ApplyVlanKey("native", value, spec, spec.native_vlan);
+}
+
+absl::Status ApplyTrunk(absl::string_view value, PortSpec& spec) {
+  absl::StatusOr<std::vector<uint16_t>> vlans = ParseVlanList(value);
+  if (!vlans.ok()) return SpecError(spec.name, absl::StrCat("trunk: ", vlans.status().message()));
+  spec.trunk_vlans = *std::move(vlans);
+  return absl::OkStatus();
+}
+
+absl::Status ApplyMtu(absl::string_view value, PortSpec& spec) {
+  uint32_t mtu = 0;
+  absl::Status status = ParseSpecNumber(spec, "mtu", value, "a number", kMinMtu, kMaxMtu, mtu);
+  if (status.ok()) spec.mtu = static_cast<uint16_t>(mtu);
+  return status;
+}
+
+absl::Status ApplyLearnLimit(absl::string_view value, PortSpec& spec) {
+  uint32_t limit = 0;
+  if (!absl::SimpleAtoi(value, &limit)) {
+    return SpecError(spec.name, "learn_limit must be a number of MACs (0: no limit)");
+  }
+  spec.learn_limit = limit;
+  return absl::OkStatus();
+}
+
+absl::Status ApplyMacs(absl::string_view value, PortSpec& spec) {
+  for (absl::string_view text : absl::StrSplit(value, ',')) {
+    rte_ether_addr addr;
+    if (rte_ether_unformat_addr(std::string(text).c_str(), &addr) != 0 ||
+        rte_is_multicast_ether_addr(&addr) || rte_is_zero_ether_addr(&addr)) {
+      return SpecError(spec.name, absl::StrCat("mac: '", text, "' is not a unicast MAC"));
+    }
+    uint64_t key = 0;
+    std::memcpy(&key, addr.addr_bytes, RTE_ETHER_ADDR_LEN);
+    if (std::find(spec.allowed_macs.begin(), spec.allowed_macs.end(), key) ==
+        spec.allowed_macs.end()) {
+      spec.allowed_macs.push_back(key);
+    }
+  }
+  if (spec.allowed_macs.size() > kMaxPortMacs) {
+    return SpecError(spec.name, absl::StrCat("mac: at most ", kMaxPortMacs, " MACs"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ApplyQuota(absl::string_view value, PortSpec& spec) {
+  return ParseSpecNumber(spec, "quota", value, "a number of buffers", kMinQuota, kMaxQuota,
+                         spec.quota);
+}
+
+absl::Status ApplyLock(absl::string_view value, PortSpec& spec) {
+  return ParseSpecFlag(spec, "lock", value, spec.lock_mac);
+}
+
+constexpr SpecKey kSharedKeys[] = {
+    {"type", ApplyType},   {"vlan", ApplyVlan}, {"native", ApplyNative},
+    {"trunk", ApplyTrunk}, {"mtu", ApplyMtu},   {"learn_limit", ApplyLearnLimit},
+    {"mac", ApplyMacs},    {"quota", ApplyQuota}, {"lock", ApplyLock},
+};
+
+const SpecKey* FindKey(std::span<const SpecKey> keys, absl::string_view name) {
+  for (const SpecKey& key : keys) {
+    if (key.name == name) return &key;
+  }
+  return nullptr;
+}
+
+// A key of a driver's own, from the spec's driver or, where type= has not come yet or
+// names another type, from the first driver that has it ("does not apply" comes later).
+// Rest-of-line keys are found only by SplitRestOfLine.
+const SpecKey* FindDriverKey(const PortSpec& spec, absl::string_view name) {
+  const SpecKey* key = nullptr;
+  if (spec.driver != nullptr) key = FindKey(spec.driver->keys(), name);
+  for (size_t d = 0; key == nullptr && d < PortDrivers().size(); ++d) {
+    key = FindKey(PortDrivers()[d]->keys(), name);
+  }
+  return key != nullptr && !key->rest_of_line ? key : nullptr;
+}
+
+// A spec is one line: a control character (a newline in a path would start an option of
+// its own in a saved configuration) or a space at either end never survives `config save`,
+// so it is refused here, whoever gives it.
+absl::Status RefuseUnsafeText(absl::string_view text) {
+  if (text.empty()) return SpecError("", "empty port spec");
+  for (char c : text) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      return SpecError(text.substr(0, text.find(',')),
+                       "control characters are not allowed in a port spec");
+    }
+  }
+  if (text.front() == ' ' || text.back() == ' ') {
+    return SpecError(text.substr(0, text.find(',')), "spaces at either end of the spec");
+  }
+  return absl::OkStatus();
+}
+
+// A rest-of-line key (devargs=) swallows the rest of the text, commas included: split off
+// at its first occurrence before anything else is split.
+struct RestOfLine {
+  const SpecKey* key = nullptr;
+  absl::string_view value;
+};
+RestOfLine SplitRestOfLine(absl::string_view& text) {
+  RestOfLine rest;
+  size_t first = absl::string_view::npos;
+  for (const PortDriver* driver : PortDrivers()) {
+    for (const SpecKey& key : driver->keys()) {
+      const size_t at = key.rest_of_line ? text.find(absl::StrCat(",", key.name, "="))
+                                         : absl::string_view::npos;
+      if (at < first) {
+        first = at;
+        rest = {&key, text.substr(at + key.name.size() + 2)};
+      }
+    }
+  }
+  if (rest.key != nullptr) text = text.substr(0, first);
+  return rest;
+}
+
+// Trunk and MAC lists have commas of their own (`trunk=10,20,30-40`, `mac=A,B`): fields
+// without `=` continue the list before them. fields[0] is the name.
+std::vector<std::string> SplitFields(absl::string_view text) {
+  std::vector<absl::string_view> split = absl::StrSplit(text, ',');
+  std::vector<std::string> fields = {std::string(split[0])};
+  for (size_t i = 1; i < split.size(); ++i) {
+    if (split[i].find('=') == absl::string_view::npos && i > 1 &&
+        (absl::StartsWith(fields.back(), "trunk=") || absl::StartsWith(fields.back(), "mac="))) {
+      absl::StrAppend(&fields.back(), ",", split[i]);
+    } else {
+      fields.emplace_back(split[i]);
+    }
+  }
+  return fields;
+}
+
+// `key=value`, the shared keys' and the drivers' alike: given once, known, valid.
+absl::Status ApplyField(absl::string_view field, PortSpec& spec, KeysGiven& given) {
+  std::pair<absl::string_view, absl::string_view> kv =
+      absl::StrSplit(field, absl::MaxSplits('=', 1));
+  const SpecKey* key = FindKey(std::span<const SpecKey>(kSharedKeys), kv.first);
+  if (key == nullptr) key = FindDriverKey(spec, kv.first);
+  if (key == nullptr) return SpecError(spec.name, absl::StrCat("unknown key '", kv.first, "'"));
+  if (!given.insert(key->name).second) {
+    return SpecError(spec.name, absl::StrCat("key '", key->name, "' given twice"));
+  }
+  return key->apply(kv.second, spec);
+}
+
+// The shared keys' combinations, then the type's own checks, then any key of another
+// type's (in driver order).
+absl::Status CheckKeys(const PortSpec& spec, const KeysGiven& given) {
+  const bool trunk = given.contains("trunk");
+  if (given.contains("vlan") && trunk) {
+    return SpecError(spec.name, "vlan= (access port) and trunk= exclude each other");
+  }
+  if (given.contains("native") && !trunk) return SpecError(spec.name, "native= needs trunk=");
+  if (given.contains("mac") && spec.lock_mac) {
+    return SpecError(spec.name, "mac= (fixed MACs) and lock=1 (the first MAC) exclude each other");
+  }
+  if (!given.contains("type")) {
+    return SpecError(spec.name, absl::StrCat("missing type= (", TypeList(), ")"));
+  }
+  absl::Status status = spec.driver->Check(spec, given);
+  if (!status.ok()) return status;
+  for (const PortDriver* other : PortDrivers()) {
+    for (const SpecKey& key : other->keys()) {
+      if (given.contains(key.name) && FindKey(spec.driver->keys(), key.name) == nullptr) {
+        return SpecError(spec.name, absl::StrCat("key '", key.name, "' does not apply to type ",
+                                            spec.type_name()));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 uint32_t PortSpec::LearnLimit() const {
-  return learn_limit.value_or(type == PortType::kDpdk ? 0 : kDefaultGuestLearnLimit);
+  return learn_limit.value_or(role() == PortRole::kGuest ? kDefaultGuestLearnLimit : 0);
 }
 
 std::string PortSpec::ToString() const {
-  std::string out = absl::StrCat(name, ",type=", PortTypeName(type));
-  switch (type) {
-    case PortType::kVhostUser:
-      absl::StrAppend(&out, ",path=", path, client ? ",client=1" : "",
-                      queues != 1 ? absl::StrCat(",queues=", queues) : "");
-      break;
-    case PortType::kMemif:
-      absl::StrAppend(&out, ",path=", path, client ? ",client=1" : "",
-                      zero_copy ? ",zero_copy=1" : "",
-                      memif_id != 0 ? absl::StrCat(",id=", memif_id) : "");
-      break;
-    case PortType::kDpdk:
-      break;
-  }
+  std::string out = absl::StrCat(name, ",type=", type_name());
+  std::string tail;
+  if (driver != nullptr) driver->AppendKeys(*this, out, tail);
   if (access_vlan != 0) absl::StrAppend(&out, ",vlan=", access_vlan);
   if (!trunk_vlans.empty()) absl::StrAppend(&out, ",trunk=", VlanListString(trunk_vlans));
   if (native_vlan != 0) absl::StrAppend(&out, ",native=", native_vlan);
@@ -129,210 +300,31 @@ std::string PortSpec::ToString() const {
   }
   if (lock_mac) absl::StrAppend(&out, ",lock=1");
   if (quota != 0) absl::StrAppend(&out, ",quota=", quota);
-  if (type == PortType::kDpdk) {
-    if (queues != 1) absl::StrAppend(&out, ",queues=", queues);
-    absl::StrAppend(&out, ",devargs=", devargs);
-  }
-  return out;
+  return out + tail;
 }
 
 absl::StatusOr<PortSpec> ParsePortSpec(absl::string_view text) {
+  absl::Status status = RefuseUnsafeText(text);
+  if (!status.ok()) return status;
+  const RestOfLine rest = SplitRestOfLine(text);
+  const std::vector<std::string> fields = SplitFields(text);
   PortSpec spec;
-  // A spec is one line: a control character (a newline in a path would start an option
-  // of its own in a saved configuration) or a space at either end never survives
-  // `config save`, so it is refused here, whoever gives it.
-  if (text.empty()) return PortError("", "empty port spec");
-  for (char c : text) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-      return PortError(text.substr(0, text.find(',')),
-                       "control characters are not allowed in a port spec");
-    }
-  }
-  if (text.front() == ' ' || text.back() == ' ') {
-    return PortError(text.substr(0, text.find(',')), "spaces at either end of the spec");
-  }
-  // devargs swallows the rest of the line, commas included, so split it off first.
-  absl::string_view devargs;
-  bool has_devargs = false;
-  if (size_t at = text.find(",devargs="); at != absl::string_view::npos) {
-    devargs = text.substr(at + 9);
-    text = text.substr(0, at);
-    has_devargs = true;
-  }
-  std::vector<absl::string_view> split = absl::StrSplit(text, ',');
-  spec.name = std::string(split[0]);
-  // Trunk and MAC lists have commas of their own (`trunk=10,20,30-40`, `mac=A,B`): fields
-  // without `=` continue the list before them.
-  std::vector<std::string> fields = {std::string(split[0])};
-  for (size_t i = 1; i < split.size(); ++i) {
-    if (split[i].find('=') == absl::string_view::npos && i > 1 &&
-        (absl::StartsWith(fields.back(), "trunk=") || absl::StartsWith(fields.back(), "mac="))) {
-      absl::StrAppend(&fields.back(), ",", split[i]);
-    } else {
-      fields.emplace_back(split[i]);
-    }
-  }
+  spec.name = fields[0];
   if (!IsValidName(spec.name)) {
-    return PortError(spec.name, "name must be 1-32 characters of [A-Za-z0-9_.-]");
+    return SpecError(spec.name, "name must be 1-32 characters of [A-Za-z0-9_.-]");
   }
-
-  bool has_type = false, has_path = false, has_client = false, has_queues = false,
-       has_id = false, has_vlan = false, has_trunk = false, has_native = false,
-       has_mtu = false, has_learn_limit = false, has_mac = false, has_lock = false,
-       has_quota = false, has_zero_copy = false;
+  KeysGiven given;
   for (size_t i = 1; i < fields.size(); ++i) {
-    std::pair<absl::string_view, absl::string_view> kv =
-        absl::StrSplit(fields[i], absl::MaxSplits('=', 1));
-    const absl::string_view key = kv.first, value = kv.second;
-    auto once = [&](bool& seen) -> absl::Status {
-      if (seen) return PortError(spec.name, absl::StrCat("key '", key, "' given twice"));
-      seen = true;
-      return absl::OkStatus();
-    };
-    absl::Status status;
-    if (key == "type") {
-      status = once(has_type);
-      if (!status.ok()) return status;
-      absl::StatusOr<PortType> type = ParseType(spec.name, value);
-      if (!type.ok()) return type.status();
-      spec.type = *type;
-    } else if (key == "path") {
-      status = once(has_path);
-      if (!status.ok()) return status;
-      if (value.empty()) return PortError(spec.name, "empty path");
-      spec.path = std::string(value);
-    } else if (key == "client") {
-      status = once(has_client);
-      if (!status.ok()) return status;
-      if (value != "0" && value != "1") return PortError(spec.name, "client must be 0 or 1");
-      spec.client = value == "1";
-    } else if (key == "queues") {
-      status = once(has_queues);
-      if (!status.ok()) return status;
-      uint32_t queues = 0;
-      status = ParseInRange(spec.name, key, value, "a number", 1, kMaxQueuesPerPort, queues);
-      if (!status.ok()) return status;
-      spec.queues = static_cast<uint16_t>(queues);
-    } else if (key == "id") {
-      status = once(has_id);
-      if (!status.ok()) return status;
-      if (!absl::SimpleAtoi(value, &spec.memif_id)) {
-        return PortError(spec.name, "id must be a non-negative number");
-      }
-    } else if (key == "vlan" || key == "native") {
-      status = once(key == "vlan" ? has_vlan : has_native);
-      if (!status.ok()) return status;
-      uint32_t vlan = 0;
-      status = ParseInRange(spec.name, key, value, "a VLAN", 1, 4094, vlan);
-      if (!status.ok()) return status;
-      (key == "vlan" ? spec.access_vlan : spec.native_vlan) = static_cast<uint16_t>(vlan);
-    } else if (key == "trunk") {
-      status = once(has_trunk);
-      if (!status.ok()) return status;
-      absl::StatusOr<std::vector<uint16_t>> vlans = ParseVlanList(value);
-      if (!vlans.ok()) return PortError(spec.name, absl::StrCat("trunk: ", vlans.status().message()));
-      spec.trunk_vlans = *std::move(vlans);
-    } else if (key == "mtu") {
-      status = once(has_mtu);
-      if (!status.ok()) return status;
-      uint32_t mtu = 0;
-      status = ParseInRange(spec.name, key, value, "a number", kMinMtu, kMaxMtu, mtu);
-      if (!status.ok()) return status;
-      spec.mtu = static_cast<uint16_t>(mtu);
-    } else if (key == "learn_limit") {
-      status = once(has_learn_limit);
-      if (!status.ok()) return status;
-      uint32_t limit = 0;
-      if (!absl::SimpleAtoi(value, &limit)) {
-        return PortError(spec.name, "learn_limit must be a number of MACs (0: no limit)");
-      }
-      spec.learn_limit = limit;
-    } else if (key == "mac") {
-      status = once(has_mac);
-      if (!status.ok()) return status;
-      for (absl::string_view text : absl::StrSplit(value, ',')) {
-        rte_ether_addr addr;
-        if (rte_ether_unformat_addr(std::string(text).c_str(), &addr) != 0 ||
-            rte_is_multicast_ether_addr(&addr) || rte_is_zero_ether_addr(&addr)) {
-          return PortError(spec.name, absl::StrCat("mac: '", text, "' is not a unicast MAC"));
-        }
-        uint64_t key = 0;
-        std::memcpy(&key, addr.addr_bytes, RTE_ETHER_ADDR_LEN);
-        if (std::find(spec.allowed_macs.begin(), spec.allowed_macs.end(), key) ==
-            spec.allowed_macs.end()) {
-          spec.allowed_macs.push_back(key);
-        }
-      }
-      if (spec.allowed_macs.size() > kMaxPortMacs) {
-        return PortError(spec.name, absl::StrCat("mac: at most ", kMaxPortMacs, " MACs"));
-      }
-    } else if (key == "quota") {
-      status = once(has_quota);
-      if (!status.ok()) return status;
-      status = ParseInRange(spec.name, key, value, "a number of buffers", kMinQuota, kMaxQuota,
-                            spec.quota);
-      if (!status.ok()) return status;
-    } else if (key == "zero_copy") {
-      status = once(has_zero_copy);
-      if (!status.ok()) return status;
-      if (value != "0" && value != "1") return PortError(spec.name, "zero_copy must be 0 or 1");
-      spec.zero_copy = value == "1";
-    } else if (key == "lock") {
-      status = once(has_lock);
-      if (!status.ok()) return status;
-      if (value != "0" && value != "1") return PortError(spec.name, "lock must be 0 or 1");
-      spec.lock_mac = value == "1";
-    } else {
-      return PortError(spec.name, absl::StrCat("unknown key '", key, "'"));
-    }
+    status = ApplyField(fields[i], spec, given);
+    if (!status.ok()) return status;
   }
-  if (has_vlan && has_trunk) {
-    return PortError(spec.name, "vlan= (access port) and trunk= exclude each other");
+  if (rest.key != nullptr) {
+    given.insert(rest.key->name);
+    status = rest.key->apply(rest.value, spec);
+    if (!status.ok()) return status;
   }
-  if (has_native && !has_trunk) return PortError(spec.name, "native= needs trunk=");
-  if (has_mac && spec.lock_mac) {
-    return PortError(spec.name, "mac= (fixed MACs) and lock=1 (the first MAC) exclude each other");
-  }
-
-  if (!has_type) return PortError(spec.name, "missing type= (vhost-user, memif or dpdk)");
-  auto not_for = [&](bool given, absl::string_view key) -> absl::Status {
-    if (!given) return absl::OkStatus();
-    return PortError(spec.name, absl::StrCat("key '", key, "' does not apply to type ",
-                                             PortTypeName(spec.type)));
-  };
-  absl::Status status;
-  switch (spec.type) {
-    case PortType::kVhostUser:
-      if (!has_path) return PortError(spec.name, "missing path= (the vhost-user socket)");
-      if (!(status = not_for(has_id, "id")).ok()) return status;
-      if (!(status = not_for(has_zero_copy, "zero_copy")).ok()) return status;
-      if (!(status = not_for(has_devargs, "devargs")).ok()) return status;
-      break;
-    case PortType::kMemif:
-      if (!has_path) return PortError(spec.name, "missing path= (the memif socket)");
-      if (spec.zero_copy && !spec.client) {
-        // DPDK's memif PMD shares the client's buffers only.
-        return PortError(spec.name, "zero_copy=1 needs client=1 (the peer is the memif server)");
-      }
-      if (spec.zero_copy && spec.quota == 0) {
-        // DPDK 22.11's memif PMD loses the buffers on a zero-copy port's receive ring at
-        // every disconnect: they must come from the port's own pool, not the shared one.
-        return PortError(spec.name, "zero_copy=1 needs quota=N (a pool of the port's own)");
-      }
-      if (!(status = not_for(has_queues, "queues")).ok()) return status;
-      if (!(status = not_for(has_devargs, "devargs")).ok()) return status;
-      break;
-    case PortType::kDpdk:
-      if (!has_devargs || devargs.empty()) {
-        return PortError(spec.name, "missing devargs= (a PCI address or a DPDK vdev string)");
-      }
-      if (!(status = not_for(has_path, "path")).ok()) return status;
-      if (!(status = not_for(has_client, "client")).ok()) return status;
-      if (!(status = not_for(has_id, "id")).ok()) return status;
-      if (!(status = not_for(has_zero_copy, "zero_copy")).ok()) return status;
-      spec.devargs = std::string(devargs);
-      break;
-  }
+  status = CheckKeys(spec, given);
+  if (!status.ok()) return status;
   return spec;
 }
 

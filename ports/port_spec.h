@@ -10,16 +10,15 @@
 #include "absl/strings/string_view.h"
 
 #include "absl/status/statusor.h"
+#include "ports/port_driver.h"
 
 namespace hvswitch {
 
-enum class PortType { kVhostUser, kMemif, kDpdk };
-
-absl::string_view PortTypeName(PortType type);
-
 struct PortSpec {
   std::string name;
-  PortType type = PortType::kDpdk;
+  // type=: the port type's driver (ports/drivers.cc). Null: a port without a device (the
+  // data path's tests), with a device's role and no traits.
+  const PortDriver* driver = nullptr;
   std::string path;      // vhost-user / memif socket
   // Connect to a socket the guest created (vhost-user: QEMU's server=on; memif: the peer
   // is the memif server, hvswitch the client) instead of creating it.
@@ -50,12 +49,14 @@ struct PortSpec {
   // pool of its own, so that a guest cannot drain the shared one. 0: the shared pool.
   uint32_t quota = 0;
 
-  // The learn limit in force: learn_limit= if given, else the type's default (0: none).
+  // "vhost-user", "memif", "dpdk" ("" without a driver).
+  absl::string_view type_name() const { return driver != nullptr ? driver->type() : ""; }
+  PortRole role() const { return driver != nullptr ? driver->role() : PortRole::kDevice; }
+  PortTraits Traits() const { return driver != nullptr ? driver->Traits(*this) : PortTraits{}; }
+  // The learn limit in force: learn_limit= if given, else the role's default (0: none).
   uint32_t LearnLimit() const;
-  // True when hvswitch itself creates `path` and so must remove it on exit.
-  bool OwnsSocket() const {
-    return type != PortType::kDpdk && !client;
-  }
+  // True when hvswitch itself creates its socket and so must remove it on exit.
+  bool OwnsSocket() const { return Traits().owns_socket; }
   // The spec written back in the grammar ParsePortSpec reads.
   std::string ToString() const;
 };

@@ -13,7 +13,6 @@
 #include "absl/strings/str_cat.h"
 #include "switch/log.h"
 #include "switch/mac_key.h"
-#include "switch/unmap_guard.h"
 
 namespace hvswitch {
 
@@ -117,9 +116,9 @@ absl::Status Bridge::AddPort(const PortSpec& spec) {
   }
   learner_->AddPort(static_cast<uint16_t>(slot), spec);
   Publish(std::move(table));
-  Log("port '%s' (%s %s): ready, ethdev %d, mac %s", spec.name, PortTypeName(spec.type),
-      spec.type == PortType::kDpdk ? spec.devargs : spec.path, dp.eth_port, port.mac());
-  if (port.reconnects()) {
+  Log("port '%s' (%s %s): ready, ethdev %d, mac %s", spec.name, spec.type_name(),
+      spec.Traits().endpoint, dp.eth_port, port.mac());
+  if (port.reconnect().enabled) {
     slots_->ScheduleReconnect(slot, port.started(), /*first=*/true,
                               std::chrono::steady_clock::now());
   }
@@ -160,10 +159,10 @@ std::unique_ptr<PortTable> Bridge::NextTable(int slot, const PortSpec* spec, con
   dp.eth_port = port->eth_port();
   dp.nb_txq = port->queues().nb_txq;
   dp.shared_tx = dp.nb_txq < nb_workers;
-  dp.rx_offload = port->rx_offload();
-  const PeerOffloads nic = port->Offloads();
-  dp.tx_prepare = spec->type == PortType::kDpdk && (nic.csum || nic.tso4);
-  dp.recount_chains = spec->type == PortType::kMemif && spec->zero_copy;
+  dp.rx_offload = port->flags().rx_offload;
+  dp.tx_prepare = port->flags().tx_prepare;
+  dp.recount_chains = port->flags().recount_chains;
+  dp.reclaim_tx = port->flags().reclaim_tx;
   // Each receive queue goes to the worker that polls the fewest; the others stay where
   // they are. A device that is not started (a memif client without its server) is not
   // polled.
@@ -188,6 +187,7 @@ void Bridge::Reconnect(int slot) {
 }
 
 void Bridge::Publish(std::unique_ptr<PortTable> table) {
+  table->Seal();
   std::unique_ptr<PortTable> old = std::move(table_);
   table_ = std::move(table);
   datapath_.table.store(table_.get(), std::memory_order_release);
@@ -211,7 +211,7 @@ absl::Status Bridge::AddStaticMac(const StaticMacSpec& mac) {
 
 absl::Status Bridge::StartWorkers() {
   stop_workers_.store(false);
-  unmap_guard::Install(quiescence_.get());
+  for (const PortDriver* driver : PortDrivers()) driver->OnWorkersRunning(quiescence_.get());
   for (size_t w = 0; w < workers_.size(); ++w) {
     int rc = rte_eal_remote_launch(&Worker::Main, workers_[w].get(), config_.worker_lcores[w]);
     if (rc != 0) {
@@ -243,7 +243,7 @@ void Bridge::StopWorkers() {
 
 Bridge::~Bridge() {
   StopWorkers();
-  unmap_guard::Install(nullptr);
+  for (const PortDriver* driver : PortDrivers()) driver->OnWorkersRunning(nullptr);
   if (slots_ != nullptr) slots_->CloseAll();  // the devices, before their mbufs' pools go
   workers_.clear();
   learner_.reset();
@@ -299,7 +299,7 @@ void Bridge::FollowLinks() {
     size_t p = static_cast<size_t>(__builtin_ctzll(changed));
     bool up = (mask >> p) & 1;
     const PortSpec& spec = slots_->port(static_cast<int>(p))->spec();
-    bool guest = spec.type != PortType::kDpdk;
+    bool guest = spec.role() == PortRole::kGuest;
     if (!up) learner_->PortDown(static_cast<uint16_t>(p));
     Log("port '%s': %s", spec.name,
         up ? (guest ? "guest connected, link up" : "link up")
@@ -308,7 +308,7 @@ void Bridge::FollowLinks() {
   }
   for (int p = 0; p < kMaxPorts; ++p) {
     const Port* port = slots_->port(p);
-    if (port == nullptr || !port->reconnects()) continue;
+    if (port == nullptr || !port->reconnect().enabled) continue;
     if ((mask >> p) & 1) {
       slots_->Connected(p);
     } else {

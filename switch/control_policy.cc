@@ -48,28 +48,24 @@ bool IsDirectlyInside(const std::string& path, const std::string& dir) {
 absl::Status ControlPolicy::MayManagePort(ControlRole role, const PortSpec& spec) const {
   // Even root's ports never talk to the control socket: a vhost-user or memif client on it
   // would send its requests as the daemon, i.e. as root.
-  if (spec.type != PortType::kDpdk && !ctl_socket.empty() &&
-      !Canonical(ctl_socket).empty() &&
-      (Canonical(spec.path) == Canonical(ctl_socket) ||
-       Resolved(spec.path) == Canonical(ctl_socket))) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("port '", spec.name, "': ", spec.path, " is hvswitch's control socket"));
+  const PortTraits traits = spec.Traits();
+  if (traits.socket && !ctl_socket.empty() && !Canonical(ctl_socket).empty() &&
+      (Canonical(*traits.socket) == Canonical(ctl_socket) ||
+       Resolved(*traits.socket) == Canonical(ctl_socket))) {
+    return absl::InvalidArgumentError(absl::StrCat("port '", spec.name, "': ", *traits.socket,
+                                                   " is hvswitch's control socket"));
   }
   if (role == ControlRole::kRoot) return absl::OkStatus();
-  if (spec.type == PortType::kDpdk) {
-    return Denied("type=dpdk ports (devices) need root; the --ctl_group may manage "
-                  "vhost-user and memif ports");
-  }
-  if (spec.zero_copy) {
-    return Denied("zero_copy=1 (the peer sees all of hvswitch's memory) needs root");
-  }
+  if (traits.root_only) return Denied(*traits.root_only);
+  if (!traits.socket) return absl::OkStatus();
   // A socket that exists already (a client port's) counts where it really is: a symlink
   // in the runtime directory must not lead to another service's socket.
-  const std::string target = Resolved(spec.path);
-  if (!IsDirectlyInside(spec.path, runtime_dir) ||
+  const std::string& socket = *traits.socket;
+  const std::string target = Resolved(socket);
+  if (!IsDirectlyInside(socket, runtime_dir) ||
       (!target.empty() && !IsDirectlyInside(target, runtime_dir))) {
     return Denied(absl::StrCat("the --ctl_group may manage ports whose socket is in ",
-                               runtime_dir, " only; ", spec.path, " needs root"));
+                               runtime_dir, " only; ", socket, " needs root"));
   }
   return absl::OkStatus();
 }

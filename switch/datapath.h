@@ -38,8 +38,10 @@ struct DatapathPort {
   bool rx_offload = false;
   // A NIC with Tx offloads on: frames go through rte_eth_tx_prepare first.
   bool tx_prepare = false;
-  // A memif zero-copy client: received chains need their pkt_len summed again.
+  // Received chains need their pkt_len summed again (ports/memif/memif_fixups.h).
   bool recount_chains = false;
+  // Sent frames are freed only by the port's next transmit call (see reclaim_tx below).
+  bool reclaim_tx = false;
 };
 
 // The source MACs a secured port may use. mac=: the control thread writes the entries,
@@ -116,8 +118,9 @@ struct RxQueueRef {
 struct PortTable {
   std::array<DatapathPort, kMaxPorts> ports{};
   uint64_t present = 0;     // bit p set while slot p holds a port
-  // Bit p set for a memif zero-copy port: its sent frames are freed only by its next
-  // transmit call, so workers make an empty one every round (see Forwarder::ReclaimTx).
+  // Bit p set for a port whose sent frames are freed only by its next transmit call
+  // (DatapathFlags::reclaim_tx: memif zero-copy): workers make an empty one every round
+  // (see Forwarder::ReclaimTx). Derived from the ports by Seal.
   uint64_t reclaim_tx = 0;
   uint16_t min_mtu = 1500;  // smallest port MTU: frames up to it skip the per-port check
   VlanTable vlans;
@@ -129,7 +132,6 @@ struct PortTable {
   // and rx lists are filled in by whoever opened the ports.
   void Configure(const std::vector<const PortSpec*>& specs) {
     present = 0;
-    reclaim_tx = 0;
     vlans = VlanTable::Build(specs);
     min_mtu = kMaxMtu;
     for (size_t p = 0; p < specs.size() && p < kMaxPorts; ++p) {
@@ -138,13 +140,19 @@ struct PortTable {
         continue;
       }
       present |= uint64_t{1} << p;
-      if (specs[p]->zero_copy) reclaim_tx |= uint64_t{1} << p;
       ports[p].mtu = specs[p]->mtu;
       min_mtu = std::min(min_mtu, specs[p]->mtu);
     }
   }
   // Every slot holds a port: specs[p] is port p's.
   void Configure(const std::vector<PortSpec>& specs) { Configure(SpecSlots(specs)); }
+  // Once the slots' ports are filled in: the masks derived from them.
+  void Seal() {
+    reclaim_tx = 0;
+    for (size_t p = 0; p < kMaxPorts; ++p) {
+      if (((present >> p) & 1) && ports[p].reclaim_tx) reclaim_tx |= uint64_t{1} << p;
+    }
+  }
 };
 
 struct Datapath {

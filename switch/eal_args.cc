@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/match.h"
-#include "ports/port.h"
+#include "ports/port_spec.h"
 
 namespace hvswitch {
 namespace {
@@ -15,6 +15,19 @@ namespace {
 bool HasArg(const std::vector<std::string>& args, absl::string_view prefix) {
   return std::any_of(args.begin(), args.end(),
                      [&](const std::string& a) { return absl::StartsWith(a, prefix); });
+}
+
+// What the port types need, each asked with its configured ports.
+EalNeeds PortEalNeeds(const std::vector<PortSpec>& ports) {
+  EalNeeds needs;
+  for (const PortDriver* driver : PortDrivers()) {
+    std::vector<const PortSpec*> mine;
+    for (const PortSpec& spec : ports) {
+      if (spec.driver == driver) mine.push_back(&spec);
+    }
+    driver->AddEalNeeds(mine, needs);
+  }
+  return needs;
 }
 
 }  // namespace
@@ -48,14 +61,11 @@ absl::StatusOr<EalPlan> PlanEal(const DaemonOptions& options, const std::vector<
   plan.args.push_back(absl::StrCat("--lcores=", lcores));
   plan.args.push_back("--main-lcore=0");
 
-  std::vector<std::string> pci;
-  for (const PortSpec& spec : options.ports) {
-    if (spec.type == PortType::kDpdk && IsPciDevargs(spec.devargs)) pci.push_back(spec.devargs);
-  }
-  if (pci.empty()) {
+  const EalNeeds needs = PortEalNeeds(options.ports);
+  if (needs.pci_allow.empty()) {
     plan.args.push_back("--no-pci");
   } else {
-    for (const std::string& device : pci) {
+    for (const std::string& device : needs.pci_allow) {
       plan.args.push_back("-a");
       plan.args.push_back(device);
     }
@@ -70,10 +80,8 @@ absl::StatusOr<EalPlan> PlanEal(const DaemonOptions& options, const std::vector<
     plan.args.push_back("-m");
     plan.args.push_back("512");
   }
-  // memif zero-copy shares hvswitch's memory with the peer by one file per memory
-  // segment list, which this mode gives (--no-huge has it anyway, but the memif PMD asks
-  // the flag); vhost-user works either way.
-  if (!HasArg(extra, "--single-file-segments") && !HasArg(extra, "--huge-unlink")) {
+  if (needs.single_file_segments && !HasArg(extra, "--single-file-segments") &&
+      !HasArg(extra, "--huge-unlink")) {
     plan.args.push_back("--single-file-segments");
   }
   if (!HasArg(extra, "--log-level")) plan.args.push_back("--log-level=lib.eal:warning");

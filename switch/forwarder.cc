@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "offload/egress_offload.h"
+#include "ports/memif/memif_fixups.h"
 #include "switch/mac_key.h"
 #include "switch/port_mask.h"
 #include "switch/verdict.h"
@@ -48,17 +49,6 @@ bool IsTagTpid(rte_be16_t ether_type) {
 
 // A source address no station may use: a group address (802.3) or 00:00:00:00:00:00.
 bool IsBadSource(uint64_t src) { return IsGroupKey(src) || src == 0; }
-
-// DPDK 22.11's memif zero-copy receive leaves a chain's pkt_len at its first segment's
-// length (it adds each next segment before setting that segment's length).
-void RecountChains(rte_mbuf** pkts, uint16_t n) {
-  for (uint16_t i = 0; i < n; ++i) {
-    if (pkts[i]->nb_segs == 1) continue;
-    uint32_t len = 0;
-    for (const rte_mbuf* seg = pkts[i]; seg != nullptr; seg = seg->next) len += seg->data_len;
-    pkts[i]->pkt_len = len;
-  }
-}
 
 }  // namespace
 

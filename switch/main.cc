@@ -22,7 +22,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "ports/socket_path.h"
-#include "ports/peer_socket_guard.h"
+#include "ports/port_driver.h"
 #include "switch/bridge.h"
 #include "switch/control_commands.h"
 #include "switch/control_socket.h"
@@ -215,8 +215,9 @@ int Main(int argc, char** argv) {
   // A client that goes before its answer is written must cost a failed write, not the
   // process (the metrics server ignores SIGPIPE too, but may be off).
   signal(SIGPIPE, SIG_IGN);
-  // This thread runs the control loop: no guest's peer may hold it (connect() bounded).
-  peer_socket_guard::BoundThisThread();
+  // This thread runs the control loop: the port types set it up (no guest's peer may hold
+  // it: connect() bounded), before the first port opens.
+  for (const PortDriver* driver : PortDrivers()) driver->OnControlThread();
 
   int code = RunSwitch(*options, *plan);
   rte_eal_cleanup();

@@ -260,9 +260,10 @@ absl::Status Validate(const DaemonOptions& options) {
       return absl::InvalidArgumentError(
           absl::StrCat("port '", spec.name, "': duplicate port name"));
     }
-    if (!spec.path.empty() && !paths.insert(spec.path).second) {
+    const std::optional<std::string> socket = spec.Traits().socket;
+    if (socket && !paths.insert(*socket).second) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "port '", spec.name, "': socket ", spec.path, " is already used by another port"));
+          "port '", spec.name, "': socket ", *socket, " is already used by another port"));
     }
   }
   return absl::OkStatus();
@@ -325,17 +326,16 @@ absl::StatusOr<DaemonOptions> ParseConfigText(absl::string_view text, absl::stri
 }
 
 std::vector<PortSpec> DefaultPorts(absl::string_view runtime_dir) {
-  std::vector<PortSpec> ports(3);
-  ports[0].name = "vm1";
-  ports[0].type = PortType::kVhostUser;
-  ports[0].path = absl::StrCat(runtime_dir, "/vm1.sock");
-  ports[1].name = "vm2";
-  ports[1].type = PortType::kVhostUser;
-  ports[1].path = absl::StrCat(runtime_dir, "/vm2.sock");
-  ports[2].name = "mem1";
-  ports[2].type = PortType::kMemif;
-  ports[2].path = absl::StrCat(runtime_dir, "/memif.sock");
-  return ports;
+  // Set, not parsed: the runtime directory may hold a comma.
+  auto port = [&](const char* name, absl::string_view type, const char* socket) {
+    PortSpec spec;
+    spec.name = name;
+    spec.driver = FindPortDriver(type);
+    spec.path = absl::StrCat(runtime_dir, socket);
+    return spec;
+  };
+  return {port("vm1", "vhost-user", "/vm1.sock"), port("vm2", "vhost-user", "/vm2.sock"),
+          port("mem1", "memif", "/memif.sock")};
 }
 
 std::string ConfigText(const DaemonOptions& options) {
@@ -377,15 +377,9 @@ std::string ConfigText(const DaemonOptions& options) {
 }
 
 std::string UsageText() {
-  return R"(usage: hvswitch [options]
-  --port=NAME,type=vhost-user,path=SOCKET[,client=1][,queues=N]
-  --port=NAME,type=memif,path=SOCKET[,id=N]
-  --port=NAME,type=memif,path=SOCKET,client=1[,zero_copy=1,quota=N]
-                          (the guest serves the socket; zero_copy=1: it reads and writes
-                          hvswitch's buffers in place and sees all of hvswitch's memory)
-  --port=NAME,type=dpdk[,queues=N],devargs=DEVARGS  (devargs last; taken verbatim;
-                                                    queues > 1: RSS over N rx queues)
-  --port=none             no ports at start (hvswitchctl port add adds them)
+  std::string usage = "usage: hvswitch [options]\n";
+  for (const PortDriver* driver : PortDrivers()) absl::StrAppend(&usage, driver->usage());
+  return usage + R"(  --port=none             no ports at start (hvswitchctl port add adds them)
     any port also: [,vlan=N | ,trunk=LIST[,native=N]][,mtu=N][,learn_limit=N]
       vlan=N       access port: untagged frames, VLAN N inside
       trunk=LIST   tagged frames of these VLANs (e.g. 10,20,30-40);

@@ -17,17 +17,6 @@
 #include "switch/log.h"
 
 namespace hvswitch {
-namespace {
-
-// When a memif client port may be started again after a start that failed (no server:
-// cheap to retry) / that connected (a handshake under way must not be cut short: a DPDK
-// memif peer whose client goes mid-handshake may panic in its interrupt thread, seen with
-// a loaded CPU).
-constexpr std::chrono::milliseconds kReconnectAfter[2] = {std::chrono::milliseconds(1000),
-                                                          std::chrono::milliseconds(10000)};
-
-}  // namespace
-
 PortSlots::PortSlots(uint16_t nb_workers, uint16_t rx_descriptors, uint16_t tx_descriptors,
                      std::function<PortTotals(int slot)> sums)
     : nb_workers_(nb_workers),
@@ -77,7 +66,7 @@ absl::StatusOr<int> PortSlots::Open(const PortSpec& spec, bool workers_running) 
   absl::Status status = PrepareSocketPath(spec);
   if (!status.ok()) return status;
   const PortQueues queues = QueuesFor(spec, nb_workers_, rx_descriptors_, tx_descriptors_);
-  if (workers_running && spec.type == PortType::kDpdk && spec.quota == 0) {
+  if (workers_running && spec.Traits().fills_rx_rings && spec.quota == 0) {
     // The shared pool was sized at startup for the ports then; a NIC fills its receive
     // rings from it at once.
     const uint32_t needs = uint32_t{queues.nb_rxq} * queues.rx_descriptors + 4096;
@@ -111,8 +100,8 @@ absl::StatusOr<int> PortSlots::FreeSlot(const PortSpec& spec) const {
   for (size_t p = ports_.size(); p-- > 0;) {
     if (ports_[p] == nullptr) {
       slot = static_cast<int>(p);  // the lowest free one, in the end
-    } else if (spec.type != PortType::kDpdk && ports_[p]->spec().type != PortType::kDpdk &&
-               ports_[p]->spec().path == spec.path) {
+    } else if (spec.Traits().socket &&
+               ports_[p]->spec().Traits().socket == spec.Traits().socket) {
       return absl::AlreadyExistsError(absl::StrCat("port '", spec.name, "': socket ",
                                                    spec.path, " belongs to port '",
                                                    ports_[p]->spec().name, "'"));
@@ -131,7 +120,7 @@ absl::StatusOr<rte_mempool*> PortSlots::CreatePortPool(const PortSpec& spec,
                                                        const PortQueues& queues) {
   if (spec.quota == 0) return nullptr;
   // A NIC fills its receive rings with buffers up front.
-  const uint32_t ring = spec.type == PortType::kDpdk
+  const uint32_t ring = spec.Traits().fills_rx_rings
                             ? uint32_t{queues.nb_rxq} * queues.rx_descriptors
                             : 0;
   if (spec.quota < ring + kMaxRxBurst) {
@@ -216,9 +205,9 @@ std::vector<PortSnapshot> PortSlots::Snapshot() const {
     ps.index = static_cast<uint16_t>(p);
     ps.name = port.spec().name;
     ps.spec = port.spec().ToString();
-    ps.type = std::string(PortTypeName(port.spec().type));
+    ps.type = std::string(port.spec().type_name());
     ps.mac = port.mac();
-    ps.path = port.spec().type == PortType::kDpdk ? port.spec().devargs : port.spec().path;
+    ps.path = port.spec().Traits().endpoint;
     ps.mtu = port.spec().mtu;
     ps.totals = sums_(static_cast<int>(p));
     ps.totals -= counter_base_[p];
@@ -238,12 +227,12 @@ std::vector<PortSnapshot> PortSlots::Snapshot() const {
 }
 
 void PortSlots::ScheduleReconnect(int slot, bool started, bool first, Clock::time_point now) {
-  reconnect_at_[slot] = now + kReconnectAfter[started];
-  const PortSpec& spec = ports_[slot]->spec();
+  const Port& port = *ports_[slot];
+  reconnect_at_[slot] = now + port.reconnect().After(started);
   if (!started && first) {
-    Log("port '%s': no memif server at %s yet: trying every second", spec.name, spec.path);
+    Log("port '%s': %s yet: trying every second", port.spec().name, port.reconnect().waiting);
   } else if (!started && !reconnect_failing_[slot]) {
-    Log("port '%s': no memif server at %s: trying every second", spec.name, spec.path);
+    Log("port '%s': %s: trying every second", port.spec().name, port.reconnect().waiting);
   }
   reconnect_failing_[slot] = !started;
 }

@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "switch/unmap_guard.h"
+#include "ports/port_driver.h"
 
 namespace hvswitch {
 
@@ -16,7 +16,7 @@ int Worker::Main(void* self) {
 
 void Worker::Run() {
   rte_mbuf* pkts[kMaxRxBurst];
-  unmap_guard::MarkWorkerThread();
+  for (const PortDriver* driver : PortDrivers()) driver->OnWorkerThread();
   quiescence_.Online(id_);
   uint64_t start = rte_rdtsc();
   const PortTable* table = datapath_.table.load(std::memory_order_acquire);

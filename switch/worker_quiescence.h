@@ -11,10 +11,11 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
+#include "ports/reader_grace.h"
 
 namespace hvswitch {
 
-class WorkerQuiescence {
+class WorkerQuiescence final : public ReaderGrace {
  public:
   static absl::StatusOr<std::unique_ptr<WorkerQuiescence>> Create(uint32_t max_workers);
   ~WorkerQuiescence();
@@ -38,6 +39,8 @@ class WorkerQuiescence {
       rte_rcu_qsbr_check(qsbr_, rte_rcu_qsbr_start(qsbr_), true);
     }
   }
+
+  void WaitForReaders() override { Synchronize(); }
 
   rte_rcu_qsbr* qsbr() { return qsbr_; }
 

@@ -38,8 +38,8 @@ class StubBridge : public BridgeControl {
       ps.index = static_cast<uint16_t>(p);
       ps.name = ports_[p].name;
       ps.spec = ports_[p].ToString();
-      ps.type = std::string(PortTypeName(ports_[p].type));
-      ps.path = ports_[p].path;
+      ps.type = std::string(ports_[p].type_name());
+      ps.path = ports_[p].Traits().endpoint;
       if (ps.mac.empty()) ps.mac = "02:00:00:00:00:01";
       ps.mtu = ports_[p].mtu;
       snap.ports.push_back(ps);

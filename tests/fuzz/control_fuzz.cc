@@ -66,7 +66,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   hvswitch::StubBridge bridge;
   hvswitch::PortSpec odd;
   odd.name = "odd";
-  odd.type = hvswitch::PortType::kVhostUser;
+  odd.driver = hvswitch::FindPortDriver("vhost-user");
   odd.path = std::string("/tmp/\xff\xfe\xc3.sock");  // root may give any bytes
   bridge.AddPort(odd).IgnoreError();
   bridge.Learn(0x0000'0102'0304'0506ull, 0);
@@ -111,8 +111,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (names_before.count(spec.name) != 0) continue;
       Require(parsed["ok"].get<bool>(), "a refused request adds no port", line);
       // What a member added is a guest port in the runtime directory.
-      Require(!(how & 1) || (spec.type != hvswitch::PortType::kDpdk && !spec.zero_copy &&
-                             hvswitch::IsDirectlyInside(spec.path, options.runtime_dir)),
+      const hvswitch::PortTraits traits = spec.Traits();
+      Require(!(how & 1) || (!traits.root_only && traits.socket &&
+                             hvswitch::IsDirectlyInside(*traits.socket, options.runtime_dir)),
               "a member added only what it may", line);
     }
   }

@@ -808,7 +808,7 @@ TEST_F(ForwarderTest, FullTableStillLearnsOtherPortsAndNeverLeaksTheirUnicast) {
 // the table fills.
 TEST_F(ForwarderTest, AGuestPortsDefaultLearnLimitStopsASpray) {
   std::vector<PortSpec> specs(kPorts);
-  specs[2].type = PortType::kVhostUser;
+  specs[2].driver = FindPortDriver("vhost-user");
   Configure(specs);
   std::mt19937_64 rng(13);
   constexpr uint32_t kSpray = 320 * kMaxBurst;

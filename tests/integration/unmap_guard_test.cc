@@ -1,5 +1,6 @@
-// The munmap() guard of switch/unmap_guard.h against a worker that has not reported yet.
-#include "switch/unmap_guard.h"
+// The munmap() guard of ports/memif/unmap_guard.h against a worker that has not reported
+// yet.
+#include "ports/memif/unmap_guard.h"
 
 #include <sys/mman.h>
 

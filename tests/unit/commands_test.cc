@@ -259,7 +259,7 @@ class SaveConfigTest : public ::testing::Test {
     options_.save_config = dir_ + "/saved.conf";
     PortSpec vm;
     vm.name = "vm";
-    vm.type = PortType::kVhostUser;
+    vm.driver = FindPortDriver("vhost-user");
     vm.path = dir_ + "/vm.sock";
     ASSERT_TRUE(bridge_.AddPort(vm).ok());
   }

@@ -122,10 +122,10 @@ TEST(AtomicFileTest, MissingDirectoryIsAnError) {
 
 // --- ControlPolicy ---------------------------------------------------------------------
 
-PortSpec Guest(const std::string& path, PortType type = PortType::kVhostUser) {
+PortSpec Guest(const std::string& path, absl::string_view type = "vhost-user") {
   PortSpec spec;
   spec.name = std::string("g");  // not = "g": GCC 12 -O3 false -Wrestrict (PR 105329)
-  spec.type = type;
+  spec.driver = FindPortDriver(type);
   spec.path = path;
   return spec;
 }
@@ -153,7 +153,7 @@ TEST(ControlPolicyTest, GroupMembersManageGuestPortsInTheRuntimeDirectoryOnly) {
   const ControlRole root = ControlRole::kRoot, member = ControlRole::kGroupMember;
 
   EXPECT_TRUE(policy.MayManagePort(member, Guest(dir / "vm.sock")).ok());
-  EXPECT_TRUE(policy.MayManagePort(member, Guest(dir / "m.sock", PortType::kMemif)).ok());
+  EXPECT_TRUE(policy.MayManagePort(member, Guest(dir / "m.sock", "memif")).ok());
   // Outside the runtime directory, a device, a zero-copy peer: root only.
   for (PortSpec spec : {Guest("/etc/vm.sock"), Guest(dir / "../vm.sock")}) {
     EXPECT_EQ(policy.MayManagePort(member, spec).code(), absl::StatusCode::kPermissionDenied)
@@ -162,11 +162,11 @@ TEST(ControlPolicyTest, GroupMembersManageGuestPortsInTheRuntimeDirectoryOnly) {
   }
   PortSpec device;
   device.name = "p";
-  device.type = PortType::kDpdk;
+  device.driver = FindPortDriver("dpdk");
   device.devargs = "net_pcap0,tx_pcap=/etc/shadow";
   EXPECT_EQ(policy.MayManagePort(member, device).code(), absl::StatusCode::kPermissionDenied);
   EXPECT_TRUE(policy.MayManagePort(root, device).ok());
-  PortSpec zero_copy = Guest(dir / "z.sock", PortType::kMemif);
+  PortSpec zero_copy = Guest(dir / "z.sock", "memif");
   zero_copy.client = zero_copy.zero_copy = true;
   EXPECT_EQ(policy.MayManagePort(member, zero_copy).code(), absl::StatusCode::kPermissionDenied);
 

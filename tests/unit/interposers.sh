@@ -1,5 +1,5 @@
 #!/bin/sh
-# The daemon's libc interposers (switch/unmap_guard, ports/memseg_fd_guard,
+# The daemon's libc interposers (ports/memif/unmap_guard, ports/memif/memseg_fd_guard,
 # ports/peer_socket_guard) must be in its dynamic symbol table, or DPDK's calls bypass
 # them. An object of a static library is linked only when something references it:
 # moving one of these files can silently drop an interposer while every other test passes.

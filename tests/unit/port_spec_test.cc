@@ -15,7 +15,7 @@ TEST(PortSpecTest, VhostUserWithEveryKey) {
       ParsePortSpec("vm1,type=vhost-user,path=/run/x/vm1.sock,client=1,queues=4");
   ASSERT_TRUE(spec.ok()) << spec.status();
   EXPECT_EQ(spec->name, "vm1");
-  EXPECT_EQ(spec->type, PortType::kVhostUser);
+  EXPECT_EQ(spec->type_name(), "vhost-user");
   EXPECT_EQ(spec->path, "/run/x/vm1.sock");
   EXPECT_TRUE(spec->client);
   EXPECT_EQ(spec->queues, 4);
@@ -33,7 +33,7 @@ TEST(PortSpecTest, VhostUserDefaultsToServerWithOneQueue) {
 TEST(PortSpecTest, Memif) {
   absl::StatusOr<PortSpec> spec = ParsePortSpec("m0,type=memif,path=/run/m.sock,id=7");
   ASSERT_TRUE(spec.ok());
-  EXPECT_EQ(spec->type, PortType::kMemif);
+  EXPECT_EQ(spec->type_name(), "memif");
   EXPECT_EQ(spec->memif_id, 7u);
   EXPECT_TRUE(spec->OwnsSocket());
   // The peer serves the socket; hvswitch connects, in place with zero_copy=1.

@@ -146,9 +146,12 @@ TEST(PortTableTest, EmptySlotsCarryNothing) {
   access.mtu = 3000;
   trunk.trunk_vlans = {10, 20};
   trunk.native_vlan = 30;
-  trunk.zero_copy = true;
   PortTable table;
   table.Configure({&plain, nullptr, &access, nullptr, &trunk});
+  // What its opener finds in the trunk's device (a memif zero-copy port's flag).
+  table.ports[4].reclaim_tx = true;
+  table.ports[3].reclaim_tx = true;  // an empty slot's leftover counts for nothing
+  table.Seal();
   EXPECT_EQ(table.present, 0b10101u);
   EXPECT_EQ(table.reclaim_tx, 0b10000u);
   EXPECT_EQ(table.min_mtu, 1500);  // the trunk's default, not an empty slot's

@@ -6,7 +6,7 @@
 // such a port disconnects, DPDK 22.11's memif PMD (memif_free_regions) closes them. The
 // next connection would send the peer a closed descriptor, or whatever file has taken its
 // number since (seen here: a restarted peer refuses the connection). hvswitch defines
-// close() itself (exported from the executable, as munmap for switch/unmap_guard.h): a
+// close() itself (exported from the executable, as munmap for unmap_guard.h): a
 // close of a protected descriptor is skipped; every other close goes to the kernel.
 #pragma once
 

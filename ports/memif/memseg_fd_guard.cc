@@ -1,4 +1,4 @@
-#include "ports/memseg_fd_guard.h"
+#include "ports/memif/memseg_fd_guard.h"
 
 #include "ports/interposed_call.h"
 

@@ -1,4 +1,4 @@
-#include "switch/unmap_guard.h"
+#include "ports/memif/unmap_guard.h"
 
 #include <sys/mman.h>
 
@@ -10,8 +10,8 @@
 namespace hvswitch::unmap_guard {
 namespace {
 
-std::atomic<WorkerQuiescence*> g_quiescence{nullptr};
-// Unmaps that may be using the installed quiescence. Install() waits for them to leave,
+std::atomic<ReaderGrace*> g_grace{nullptr};
+// Unmaps that may be using the installed grace. Install() waits for them to leave,
 // so that its caller may free the one it replaced: the memif PMD unmaps on the interrupt
 // thread whenever a peer goes, also while the switch stops (ThreadSanitizer saw
 // Synchronize() read a WorkerQuiescence that ~Bridge was deleting).
@@ -20,8 +20,8 @@ thread_local bool t_is_worker = false;
 
 }  // namespace
 
-void Install(WorkerQuiescence* quiescence) {
-  g_quiescence.store(quiescence);
+void Install(ReaderGrace* grace) {
+  g_grace.store(grace);
   while (g_unmaps_inside.load() != 0) std::this_thread::yield();
 }
 
@@ -37,8 +37,8 @@ extern "C" int munmap(void* addr, size_t length) noexcept {
     // Counted before the load: Install() either sees this unmap inside, or this unmap
     // sees what Install() stored (both sequentially consistent).
     g_unmaps_inside.fetch_add(1);
-    hvswitch::WorkerQuiescence* quiescence = g_quiescence.load();
-    if (quiescence != nullptr) quiescence->Synchronize();
+    hvswitch::ReaderGrace* grace = g_grace.load();
+    if (grace != nullptr) grace->WaitForReaders();
     g_unmaps_inside.fetch_sub(1);
   }
   return hvswitch::interposed::Munmap(addr, length);

@@ -8,17 +8,18 @@
 // (exported from the executable, so the PMD's call binds to it): while workers run, an
 // unmap from any other thread first waits for every worker to pass a quiescent point, so
 // a burst that saw the port connected has finished, and a new one sees it disconnected.
-// Workers never wait (they would wait for themselves).
+// Workers never wait (they would wait for themselves). The memif driver installs it
+// (PortDriver::OnWorkersRunning, OnWorkerThread).
 #pragma once
 
-#include "switch/worker_quiescence.h"
+#include "ports/reader_grace.h"
 
 namespace hvswitch::unmap_guard {
 
 // Control thread: start or stop guarding (nullptr stops). Returns once no unmap is still
-// using the quiescence installed before: the caller may then free it. Call it with the
+// using the grace installed before: the caller may then free it. Call it with the
 // workers stopped or running, never from a worker.
-void Install(WorkerQuiescence* quiescence);
+void Install(ReaderGrace* grace);
 
 // Unmaps inside the guard now (tests: to know one is waiting for the workers).
 int UnmapsWaiting();

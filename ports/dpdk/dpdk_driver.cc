@@ -1,0 +1,94 @@
+#include "ports/dpdk/dpdk_driver.h"
+
+#include <rte_ethdev.h>
+
+#include "absl/strings/str_cat.h"
+#include "ports/port.h"
+#include "ports/spec_keys.h"
+
+namespace hvswitch {
+namespace {
+
+absl::Status ApplyDevargs(absl::string_view value, PortSpec& spec) {
+  spec.devargs = std::string(value);
+  return absl::OkStatus();
+}
+
+constexpr SpecKey kKeys[] = {{"queues", ApplyQueues},
+                             {"devargs", ApplyDevargs, /*rest_of_line=*/true}};
+
+class Driver final : public PortDriver {
+ public:
+  absl::string_view type() const override { return "dpdk"; }
+  absl::string_view usage() const override {
+    return R"(  --port=NAME,type=dpdk[,queues=N],devargs=DEVARGS  (devargs last; taken verbatim;
+                                                    queues > 1: RSS over N rx queues)
+)";
+  }
+  std::span<const SpecKey> keys() const override { return kKeys; }
+  absl::Status Check(const PortSpec& spec, const KeysGiven& given) const override {
+    if (!given.contains("devargs") || spec.devargs.empty()) {
+      return SpecError(spec.name, "missing devargs= (a PCI address or a DPDK vdev string)");
+    }
+    return absl::OkStatus();
+  }
+  // devargs= takes the rest of the line: last.
+  void AppendKeys(const PortSpec& spec, std::string&, std::string& tail) const override {
+    if (spec.queues != 1) absl::StrAppend(&tail, ",queues=", spec.queues);
+    absl::StrAppend(&tail, ",devargs=", spec.devargs);
+  }
+  PortRole role() const override { return PortRole::kDevice; }
+  PortTraits Traits(const PortSpec& spec) const override {
+    PortTraits traits;
+    traits.endpoint = spec.devargs;
+    traits.root_only = "type=dpdk ports (devices) need root; the --ctl_group may manage "
+                       "vhost-user and memif ports";
+    traits.fills_rx_rings = true;
+    return traits;
+  }
+  // PCI devices are probed by the EAL, from its allow-list; vdevs are hot-plugged.
+  void AddEalNeeds(std::span<const PortSpec* const> mine, EalNeeds& needs) const override {
+    for (const PortSpec* spec : mine) {
+      if (IsPciDevargs(spec->devargs)) needs.pci_allow.push_back(spec->devargs);
+    }
+  }
+
+  std::string Devargs(const PortSpec& spec, int) const override { return spec.devargs; }
+  PortQueues Queues(const PortSpec& spec, uint16_t nb_workers) const override {
+    PortQueues queues;
+    queues.nb_rxq = spec.queues;
+    queues.nb_txq = nb_workers;
+    return queues;
+  }
+  // A NIC finishes what its Tx offloads cover; rte_eth_tx_prepare fixes the pseudo-header
+  // sums the way it wants them.
+  DeviceSetup Configure(const PortSpec&, const rte_eth_dev_info& info,
+                        rte_eth_conf& conf) const override {
+    constexpr uint64_t kTxCsum = RTE_ETH_TX_OFFLOAD_TCP_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM;
+    DeviceSetup setup;
+    PeerOffloads& nic = setup.nic;
+    nic.csum = (info.tx_offload_capa & kTxCsum) == kTxCsum;
+    // net_tap lists TSO, but its segmentation (librte_gso) has no TCP/IPv6 and leaves the
+    // segments' IPv4 header checksums stale: hvswitch segments for it.
+    const bool tso_works = absl::string_view(info.driver_name) != "net_tap";
+    nic.tso4 = nic.tso6 =
+        nic.csum && tso_works && (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_TCP_TSO);
+    if (nic.csum) conf.txmode.offloads |= kTxCsum;
+    if (nic.tso4) conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_TCP_TSO;
+    return setup;
+  }
+  DatapathFlags Flags(const PortSpec&, const DeviceSetup& setup) const override {
+    DatapathFlags flags;
+    flags.tx_prepare = setup.nic.csum || setup.nic.tso4;
+    return flags;
+  }
+};
+
+// Constant-initialised: valid before any static constructor runs.
+constinit const Driver kDriver;
+
+}  // namespace
+
+const PortDriver& DpdkDriver() { return kDriver; }
+
+}  // namespace hvswitch

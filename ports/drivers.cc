@@ -1,0 +1,23 @@
+// The port types: one line each. Explicit, not self-registering: a static library's object
+// that nothing references is not linked, and this list is what references each driver
+// (and through the memif driver, the libc interposers: tests/unit/interposers.sh).
+#include "ports/dpdk/dpdk_driver.h"
+#include "ports/memif/memif_driver.h"
+#include "ports/port_driver.h"
+#include "ports/vhost_user/vhost_user_driver.h"
+
+namespace hvswitch {
+
+std::span<const PortDriver* const> PortDrivers() {
+  static const PortDriver* const kAll[] = {&VhostUserDriver(), &MemifDriver(), &DpdkDriver()};
+  return kAll;  // help and error order: "vhost-user, memif or dpdk"
+}
+
+const PortDriver* FindPortDriver(absl::string_view type) {
+  for (const PortDriver* driver : PortDrivers()) {
+    if (driver->type() == type) return driver;
+  }
+  return nullptr;
+}
+
+}  // namespace hvswitch

@@ -1,0 +1,17 @@
+#include "ports/guest_socket_driver.h"
+
+#include "ports/peer_socket_guard.h"
+#include "ports/port_spec.h"
+
+namespace hvswitch {
+
+PortTraits GuestSocketDriver::Traits(const PortSpec& spec) const {
+  PortTraits traits;
+  traits.socket = traits.endpoint = spec.path;
+  traits.owns_socket = !spec.client;
+  return traits;
+}
+
+void GuestSocketDriver::OnControlThread() const { peer_socket_guard::BoundThisThread(); }
+
+}  // namespace hvswitch

@@ -1,0 +1,106 @@
+#include "ports/vhost_user/vhost_user_driver.h"
+
+#include <rte_eth_vhost.h>
+#include <rte_ethdev.h>
+#include <rte_vhost.h>
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "ports/guest_socket_driver.h"
+#include "ports/port.h"
+#include "ports/spec_keys.h"
+
+namespace hvswitch {
+namespace {
+
+// Virtio-net feature bits (virtio 1.1, 5.1.3); <linux/virtio_net.h> does not compile as
+// C++.
+constexpr int kVirtioNetFGuestCsum = 1, kVirtioNetFGuestTso4 = 7, kVirtioNetFGuestTso6 = 8;
+
+constexpr SpecKey kKeys[] = {{"path", ApplyPath}, {"client", ApplyClient},
+                             {"queues", ApplyQueues}};
+
+class Driver final : public GuestSocketDriver {
+ public:
+  absl::string_view type() const override { return "vhost-user"; }
+  absl::string_view usage() const override {
+    return "  --port=NAME,type=vhost-user,path=SOCKET[,client=1][,queues=N]\n";
+  }
+  std::span<const SpecKey> keys() const override { return kKeys; }
+  absl::Status Check(const PortSpec& spec, const KeysGiven& given) const override {
+    if (!given.contains("path")) return SpecError(spec.name, "missing path= (the vhost-user socket)");
+    return absl::OkStatus();
+  }
+  void AppendKeys(const PortSpec& spec, std::string& head, std::string&) const override {
+    absl::StrAppend(&head, ",path=", spec.path, spec.client ? ",client=1" : "",
+                    spec.queues != 1 ? absl::StrCat(",queues=", spec.queues) : "");
+  }
+
+  std::string Devargs(const PortSpec& spec, int index) const override {
+    // Compliant offload flags: a guest's partial checksum and its GSO super-frames arrive
+    // as Rx metadata (RX_L4_CKSUM_NONE, RX_LRO + tso_segsz) for hvswitch to resolve per
+    // destination. tso=1 offers the guest HOST_TSO4/6.
+    return absl::StrCat("net_vhost", index, ",iface=", spec.path, ",queues=", spec.queues,
+                        ",client=", spec.client ? 1 : 0, ",legacy-ol-flags=0,tso=1");
+  }
+  PortQueues Queues(const PortSpec& spec, uint16_t nb_workers) const override {
+    // A tx queue the guest did not enable swallows nothing: tx queues beyond the guest's
+    // queue pairs would drop every frame, so workers share instead.
+    PortQueues queues;
+    queues.nb_rxq = spec.queues;
+    queues.nb_txq = std::min(nb_workers, spec.queues);
+    return queues;
+  }
+  DeviceSetup Configure(const PortSpec&, const rte_eth_dev_info& info,
+                        rte_eth_conf& conf) const override {
+    // With Rx checksum offload on, the vhost PMD leaves a guest's partial checksum in the
+    // frame (flagged RTE_MBUF_F_RX_L4_CKSUM_NONE) instead of completing it on receive, so
+    // that hvswitch decides per destination: pass it on to a guest that completes it,
+    // complete it for anyone else. Tx checksum offload lets it pass them on (the vhost
+    // library writes the virtio header for checksum and TSO requests alike; it does not
+    // list TSO as a capability).
+    constexpr uint64_t kRx = RTE_ETH_RX_OFFLOAD_TCP_CKSUM | RTE_ETH_RX_OFFLOAD_UDP_CKSUM;
+    constexpr uint64_t kTx = RTE_ETH_TX_OFFLOAD_TCP_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM;
+    DeviceSetup setup;
+    if ((info.rx_offload_capa & kRx) == kRx && (info.tx_offload_capa & kTx) == kTx) {
+      conf.rxmode.offloads |= kRx;
+      conf.txmode.offloads |= kTx;
+      setup.rx_offload = true;
+    }
+    return setup;
+  }
+  // What the connected guest negotiated (GUEST_CSUM, GUEST_TSO4/6).
+  PeerOffloads Offloads(const Port& port) const override {
+    PeerOffloads offloads;
+    if (!port.setup().rx_offload) return offloads;
+    int vid = rte_eth_vhost_get_vid_from_port_id(port.eth_port());
+    uint64_t features = 0;
+    if (vid < 0 || rte_vhost_get_negotiated_features(vid, &features) != 0) return offloads;
+    auto has = [features](int bit) { return (features & (uint64_t{1} << bit)) != 0; };
+    // A guest takes super-frames only with GUEST_CSUM too (virtio 1.1, 5.1.3.1).
+    offloads.csum = has(kVirtioNetFGuestCsum);
+    offloads.tso4 = offloads.csum && has(kVirtioNetFGuestTso4);
+    offloads.tso6 = offloads.csum && has(kVirtioNetFGuestTso6);
+    return offloads;
+  }
+  // Without a guest the vhost PMD asks the library for vid -1 and it logs "device not
+  // found" for every queue, at every scrape.
+  bool HasQueueStats(const Port& port) const override {
+    return rte_eth_vhost_get_vid_from_port_id(port.eth_port()) >= 0;
+  }
+  DatapathFlags Flags(const PortSpec&, const DeviceSetup& setup) const override {
+    DatapathFlags flags;
+    flags.rx_offload = setup.rx_offload;
+    return flags;
+  }
+};
+
+// Constant-initialised: valid before any static constructor runs.
+constinit const Driver kDriver;
+
+}  // namespace
+
+const PortDriver& VhostUserDriver() { return kDriver; }
+
+}  // namespace hvswitch

@@ -1,0 +1,157 @@
+// The port drivers (ports/drivers.cc) as the rest of hvswitch sees them: the registry, each
+// driver's keys, its specs read back, and what it decides without a device.
+#include "ports/port_driver.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ports/port.h"
+#include "ports/port_spec.h"
+
+namespace hvswitch {
+namespace {
+
+using ::testing::ElementsAre;
+
+std::vector<std::string> TypeNames() {
+  std::vector<std::string> names;
+  for (const PortDriver* driver : PortDrivers()) names.emplace_back(driver->type());
+  return names;
+}
+
+// The order is the one help and errors list ("vhost-user, memif or dpdk").
+TEST(PortDriverTest, RegistryOrderAndLookup) {
+  EXPECT_THAT(TypeNames(), ElementsAre("vhost-user", "memif", "dpdk"));
+  for (const PortDriver* driver : PortDrivers()) {
+    EXPECT_EQ(FindPortDriver(driver->type()), driver);
+  }
+  EXPECT_EQ(FindPortDriver("foo"), nullptr);
+  EXPECT_EQ(FindPortDriver(""), nullptr);
+}
+
+// A driver names each key once, and a key that several drivers have parses alike in all
+// of them (the parser may meet it before type=).
+TEST(PortDriverTest, EachDriversKeysAreUniqueAndSharedNamesParseAlike) {
+  std::map<std::string, const SpecKey*> first;
+  for (const PortDriver* driver : PortDrivers()) {
+    std::set<std::string> names;
+    for (const SpecKey& key : driver->keys()) {
+      EXPECT_TRUE(names.insert(std::string(key.name)).second)
+          << driver->type() << " names '" << key.name << "' twice";
+      auto [it, added] = first.emplace(std::string(key.name), &key);
+      if (!added) {
+        EXPECT_EQ(it->second->apply, key.apply) << key.name << " in " << driver->type();
+        EXPECT_EQ(it->second->rest_of_line, key.rest_of_line) << key.name;
+      }
+    }
+  }
+  // A driver key never hides a key every port has.
+  for (const char* shared : {"type", "vlan", "native", "trunk", "mtu", "learn_limit", "mac",
+                             "quota", "lock"}) {
+    EXPECT_EQ(first.count(shared), 0u) << shared;
+  }
+}
+
+// Every driver's keys, written back by ToString as they were read (saved configurations
+// and `config show` depend on it).
+TEST(PortDriverTest, ToStringReadsBackForEachDriver) {
+  const std::map<std::string, std::vector<std::string>> specs = {
+      {"vhost-user",
+       {"v,type=vhost-user,path=/a", "v,type=vhost-user,path=/a,client=1,queues=4,vlan=3",
+        "v,type=vhost-user,path=/a,queues=16,mtu=9000,quota=4096"}},
+      {"memif",
+       {"m,type=memif,path=/b", "m,type=memif,path=/b,id=7,trunk=10-12,native=4",
+        "m,type=memif,path=/b,client=1,zero_copy=1,id=2,learn_limit=0,quota=512"}},
+      {"dpdk",
+       {"d,type=dpdk,devargs=net_null0", "d,type=dpdk,mtu=9000,queues=4,devargs=0000:03:00.0",
+        "d,type=dpdk,lock=1,devargs=net_tap0,iface=x,path=/y"}},
+  };
+  for (const PortDriver* driver : PortDrivers()) {
+    auto it = specs.find(std::string(driver->type()));
+    ASSERT_NE(it, specs.end()) << "no spec of type " << driver->type() << " is read back";
+    for (const std::string& text : it->second) {
+      absl::StatusOr<PortSpec> spec = ParsePortSpec(text);
+      ASSERT_TRUE(spec.ok()) << text << ": " << spec.status();
+      EXPECT_EQ(spec->driver, driver) << text;
+      EXPECT_EQ(spec->ToString(), text);
+    }
+  }
+}
+
+TEST(PortDriverTest, MemifDevargs) {
+  EXPECT_EQ(PortDevargs(*ParsePortSpec("m,type=memif,path=/r/m.sock"), 4),
+            "net_memif4,role=server,socket=/r/m.sock,socket-abstract=no,id=0");
+  EXPECT_EQ(PortDevargs(*ParsePortSpec("m,type=memif,path=/r/m.sock,client=1,zero_copy=1,id=5,"
+                                       "quota=512"),
+                        1),
+            "net_memif1,role=client,socket=/r/m.sock,socket-abstract=no,id=5,zero-copy=yes");
+}
+
+TEST(PortDriverTest, VhostUserDevargs) {
+  EXPECT_EQ(PortDevargs(*ParsePortSpec("v,type=vhost-user,path=/r/v.sock"), 0),
+            "net_vhost0,iface=/r/v.sock,queues=1,client=0,legacy-ol-flags=0,tso=1");
+  EXPECT_EQ(PortDevargs(*ParsePortSpec("v,type=vhost-user,path=/r/v.sock,client=1,queues=4"), 7),
+            "net_vhost7,iface=/r/v.sock,queues=4,client=1,legacy-ol-flags=0,tso=1");
+}
+
+// Queues, traits, reconnecting and data-path flags: what Port and the bridge ask.
+TEST(PortDriverTest, WhatEachTypeDecidesWithoutADevice) {
+  const PortSpec vhost = *ParsePortSpec("v,type=vhost-user,path=/r/v.sock,queues=2");
+  EXPECT_EQ(vhost.role(), PortRole::kGuest);
+  EXPECT_EQ(QueuesFor(vhost, 4, 512, 256).nb_rxq, 2);
+  EXPECT_EQ(QueuesFor(vhost, 4, 512, 256).nb_txq, 2);  // no more than the guest's pairs
+  EXPECT_EQ(QueuesFor(vhost, 4, 512, 256).rx_descriptors, 512);
+  EXPECT_EQ(vhost.Traits().socket, "/r/v.sock");
+  EXPECT_TRUE(vhost.Traits().owns_socket);
+  EXPECT_FALSE(vhost.Traits().root_only.has_value());
+  DeviceSetup offloading;
+  offloading.rx_offload = true;
+  EXPECT_TRUE(vhost.driver->Flags(vhost, offloading).rx_offload);
+
+  const PortSpec memif = *ParsePortSpec("m,type=memif,path=/r/m.sock,client=1,zero_copy=1,"
+                                        "quota=512");
+  EXPECT_EQ(QueuesFor(memif, 4, 512, 256).nb_txq, 1);
+  EXPECT_FALSE(memif.Traits().owns_socket);
+  EXPECT_TRUE(memif.Traits().root_only.has_value());
+  const DatapathFlags zero_copy = memif.driver->Flags(memif, {});
+  EXPECT_TRUE(zero_copy.recount_chains && zero_copy.reclaim_tx);
+  const ReconnectPolicy reconnect = memif.driver->Reconnect(memif);
+  EXPECT_TRUE(reconnect.enabled);
+  EXPECT_EQ(reconnect.After(false), std::chrono::seconds(1));
+  EXPECT_EQ(reconnect.After(true), std::chrono::seconds(10));
+  EXPECT_EQ(reconnect.waiting, "no memif server at /r/m.sock");
+  const PortSpec server = *ParsePortSpec("m,type=memif,path=/r/m.sock");
+  EXPECT_FALSE(server.driver->Reconnect(server).enabled);
+  EXPECT_FALSE(server.driver->Flags(server, {}).reclaim_tx);
+  EXPECT_FALSE(server.Traits().root_only.has_value());
+
+  const PortSpec nic = *ParsePortSpec("n,type=dpdk,queues=3,devargs=net_tap0,iface=x");
+  EXPECT_EQ(nic.role(), PortRole::kDevice);
+  EXPECT_EQ(QueuesFor(nic, 4, 512, 256).nb_rxq, 3);
+  EXPECT_EQ(QueuesFor(nic, 4, 512, 256).nb_txq, 4);
+  EXPECT_FALSE(nic.Traits().socket.has_value());
+  EXPECT_EQ(nic.Traits().endpoint, "net_tap0,iface=x");
+  EXPECT_TRUE(nic.Traits().fills_rx_rings);
+  EXPECT_TRUE(nic.Traits().root_only.has_value());
+  DeviceSetup csum;
+  csum.nic.csum = true;
+  EXPECT_TRUE(nic.driver->Flags(nic, csum).tx_prepare);
+  EXPECT_FALSE(nic.driver->Flags(nic, {}).tx_prepare);
+}
+
+// A spec without a driver (the data path's tests): a device's role, no socket.
+TEST(PortDriverTest, ASpecWithoutADriverIsADeviceWithoutTraits) {
+  PortSpec bare;
+  EXPECT_EQ(bare.type_name(), "");
+  EXPECT_EQ(bare.role(), PortRole::kDevice);
+  EXPECT_EQ(bare.LearnLimit(), 0u);
+  EXPECT_FALSE(bare.OwnsSocket());
+}
+
+}  // namespace
+}  // namespace hvswitch

@@ -6,13 +6,13 @@
 #include <cstring>
 #include <vector>
 
-#include "absl/strings/string_view.h"
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "ports/spec_keys.h"
 
 namespace hvswitch {
@@ -53,11 +53,6 @@ std::string VlanListString(const std::vector<uint16_t>& vlans) {
   }
   return out;
 }
-
-}  // namespace
-
-
-namespace {
 
 bool IsValidName(absl::string_view name) {
   if (name.empty() || name.size() > 32) return false;

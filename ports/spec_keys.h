@@ -5,9 +5,9 @@
 #pragma once
 
 #include <cstdint>
-#include "absl/strings/string_view.h"
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "ports/port_spec.h"
 
 namespace hvswitch {

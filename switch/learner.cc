@@ -28,9 +28,12 @@ void Learner::RemovePort(uint16_t port) {
   // Learn requests the workers made before: applied now, then flushed with the rest.
   ApplyLearnRequests(datapath_.now_seconds.load(std::memory_order_relaxed));
   fdb_.FlushPort(port);
-  for (const FdbEntryView& e : Entries()) {
-    if (e.port == port && e.is_static) (void)fdb_.Remove(e.key, wait_for_readers_);
-  }
+  // Collected first: the table is not changed while it is walked.
+  std::vector<uint64_t> statics;
+  fdb_.ForEach([&](const FdbEntryView& e) {
+    if (e.port == port && e.is_static) statics.push_back(e.key);
+  });
+  for (uint64_t key : statics) (void)fdb_.Remove(key, wait_for_readers_);
   UpdateLearnLimits();
   PublishAllowedMacs(port, {});
   const uint64_t keep = ~(uint64_t{1} << port);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -96,14 +97,14 @@ absl::StatusOr<int> PortSlots::Open(const PortSpec& spec, bool workers_running) 
 }
 
 absl::StatusOr<int> PortSlots::FreeSlot(const PortSpec& spec) const {
+  const std::optional<std::string> socket = spec.Traits().socket;
   int slot = -1;
   for (size_t p = ports_.size(); p-- > 0;) {
     if (ports_[p] == nullptr) {
       slot = static_cast<int>(p);  // the lowest free one, in the end
-    } else if (spec.Traits().socket &&
-               ports_[p]->spec().Traits().socket == spec.Traits().socket) {
+    } else if (socket && ports_[p]->spec().Traits().socket == socket) {
       return absl::AlreadyExistsError(absl::StrCat("port '", spec.name, "': socket ",
-                                                   spec.path, " belongs to port '",
+                                                   *socket, " belongs to port '",
                                                    ports_[p]->spec().name, "'"));
     }
   }

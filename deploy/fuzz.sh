@@ -53,7 +53,9 @@ python3 tests/fuzz/make_seeds.py "$target" "$seeds"
 # ASan's leak checker would see the EAL's memory, held until exit, as leaks (the options
 # and control targets run no EAL and are checked); mbuf leaks are caught by the targets
 # themselves (the pools' in-use counts). UBSan stops at its first report, so that libFuzzer keeps the input.
+# A finding exits 1: libFuzzer's default, 77, is what meson counts as a skipped test.
 ASAN_OPTIONS=detect_leaks=$leaks:abort_on_error=1 \
 UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1 \
   "build-fuzz/tests/${target}_fuzz" -runs="$runs" "${flags[@]}" -print_final_stats=1 \
+  -error_exitcode=1 \
   -artifact_prefix="build-fuzz/${target}-" "$@" "$corpus" "$seeds"

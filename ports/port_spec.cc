@@ -238,6 +238,12 @@ absl::Status ApplyField(absl::string_view field, PortSpec& spec, KeysGiven& give
   const SpecKey* key = FindKey(std::span<const SpecKey>(kSharedKeys), kv.first);
   if (key == nullptr) key = FindDriverKey(spec, kv.first);
   if (key == nullptr) return SpecError(spec.name, absl::StrCat("unknown key '", kv.first, "'"));
+  // Every key takes a value: a bare `trunk` or `mac` would otherwise be an empty list that
+  // counts as given (native= accepted without a VLAN to carry it; ToString's text then
+  // does not parse, and a saved configuration would stop the next start).
+  if (field.find('=') == absl::string_view::npos) {
+    return SpecError(spec.name, absl::StrCat("key '", key->name, "' needs a value"));
+  }
   if (!given.insert(key->name).second) {
     return SpecError(spec.name, absl::StrCat("key '", key->name, "' given twice"));
   }

@@ -1,5 +1,5 @@
 // ReaderGrace: waits until no reader still uses what was there before the call. The
-// workers' RCU (switch/worker_quiescence.h) implements it; ports/ asks through it, so that
+// workers' RCU (switch/datapath/worker_quiescence.h) implements it; ports/ asks through it, so that
 // a port type's guard can wait for the workers without knowing them.
 #pragma once
 

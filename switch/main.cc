@@ -18,20 +18,20 @@
 
 #include <prometheus/exposer.h>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "ports/socket_path.h"
 #include "ports/port_driver.h"
-#include "switch/bridge.h"
-#include "switch/control_commands.h"
-#include "switch/control_socket.h"
-#include "switch/eal_args.h"
-#include "switch/log.h"
-#include "switch/metrics.h"
-#include "absl/cleanup/cleanup.h"
-#include "switch/options.h"
-#include "switch/telemetry_commands.h"
+#include "ports/socket_path.h"
+#include "switch/control/bridge.h"
+#include "switch/control/command_handlers.h"
+#include "switch/control/control_socket.h"
+#include "switch/control/eal_args.h"
+#include "switch/control/log.h"
+#include "switch/control/metrics.h"
+#include "switch/control/options.h"
+#include "switch/control/telemetry_commands.h"
 
 namespace hvswitch {
 namespace {

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "switch/bridge_control.h"
-#include "switch/mac_key.h"
+#include "switch/control/bridge_control.h"
+#include "switch/datapath/mac_key.h"
 
 namespace hvswitch {
 

@@ -2,9 +2,9 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "ports/guest_socket_driver.h"
 #include "ports/memif/memseg_fd_guard.h"
 #include "ports/memif/unmap_guard.h"
-#include "ports/guest_socket_driver.h"
 #include "ports/spec_keys.h"
 
 namespace hvswitch {

@@ -21,8 +21,8 @@
 
 #include "absl/strings/str_split.h"
 
-#include "switch/control_commands.h"
-#include "switch/control_policy.h"
+#include "switch/control/command_handlers.h"
+#include "switch/control/control_policy.h"
 #include "tests/stub_bridge.h"
 
 namespace {

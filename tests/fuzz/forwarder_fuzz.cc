@@ -49,12 +49,12 @@
 #include <vector>
 
 #include "ports/port_spec.h"
-#include "switch/counters.h"
-#include "switch/datapath.h"
-#include "switch/fdb.h"
-#include "switch/forwarder.h"
-#include "switch/learn_queue.h"
-#include "switch/mac_key.h"
+#include "switch/datapath/counters.h"
+#include "switch/datapath/datapath.h"
+#include "switch/datapath/fdb.h"
+#include "switch/datapath/forwarder.h"
+#include "switch/datapath/learn_queue.h"
+#include "switch/datapath/mac_key.h"
 #include "tests/integration/ring_port.h"
 
 namespace {

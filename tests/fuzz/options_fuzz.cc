@@ -19,7 +19,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "ports/port_spec.h"
-#include "switch/options.h"
+#include "switch/control/options.h"
 
 namespace {
 

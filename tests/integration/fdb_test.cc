@@ -3,8 +3,8 @@
 
 #include <memory>
 
-#include "switch/fdb.h"
-#include "switch/learn_queue.h"
+#include "switch/datapath/fdb.h"
+#include "switch/datapath/learn_queue.h"
 
 namespace hvswitch {
 namespace {

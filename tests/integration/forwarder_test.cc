@@ -18,14 +18,14 @@
 #include <vector>
 
 #include "ports/port_spec.h"
-#include "switch/fdb.h"
-#include "switch/forwarder.h"
-#include "switch/learn_queue.h"
-#include "switch/learner.h"
-#include "switch/mac_key.h"
+#include "switch/control/learner.h"
+#include "switch/datapath/fdb.h"
+#include "switch/datapath/forwarder.h"
+#include "switch/datapath/learn_queue.h"
+#include "switch/datapath/mac_key.h"
 #include "tests/integration/ring_port.h"
+#include "tests/model/bridge_model.h"
 #include "tests/test_frames.h"
-#include "tests/unit/bridge_model.h"
 
 namespace hvswitch {
 namespace {

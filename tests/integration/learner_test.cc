@@ -11,11 +11,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "ports/port_spec.h"
-#include "switch/counters.h"
-#include "switch/datapath.h"
-#include "switch/fdb.h"
-#include "switch/learn_queue.h"
-#include "switch/learner.h"
+#include "switch/control/learner.h"
+#include "switch/datapath/counters.h"
+#include "switch/datapath/datapath.h"
+#include "switch/datapath/fdb.h"
+#include "switch/datapath/learn_queue.h"
 
 namespace hvswitch {
 namespace {

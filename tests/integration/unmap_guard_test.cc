@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "gtest/gtest.h"
-#include "switch/worker_quiescence.h"
+#include "switch/datapath/worker_quiescence.h"
 
 namespace hvswitch {
 namespace {

@@ -14,11 +14,11 @@
 #include <memory>
 #include <vector>
 
-#include "switch/datapath.h"
-#include "switch/fdb.h"
-#include "switch/learn_queue.h"
-#include "switch/worker.h"
-#include "switch/worker_quiescence.h"
+#include "switch/datapath/datapath.h"
+#include "switch/datapath/fdb.h"
+#include "switch/datapath/learn_queue.h"
+#include "switch/datapath/worker.h"
+#include "switch/datapath/worker_quiescence.h"
 #include "tests/integration/ring_port.h"
 
 namespace hvswitch {

@@ -24,9 +24,9 @@
 #include <string>
 #include <vector>
 
-#include "switch/fdb.h"
-#include "switch/forwarder.h"
-#include "switch/learn_queue.h"
+#include "switch/datapath/fdb.h"
+#include "switch/datapath/forwarder.h"
+#include "switch/datapath/learn_queue.h"
 #include "tests/integration/ring_port.h"
 
 namespace hvswitch {

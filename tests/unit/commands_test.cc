@@ -1,4 +1,4 @@
-// The hvswitchctl command table (switch/commands.h): its rows are consistent, every
+// The hvswitchctl command table (switch/protocol/commands.h): its rows are consistent, every
 // synopsis parses back to its own row, the usage errors and help come from it, and the
 // commands it says change the configuration are the ones the daemon saves after.
 #include <gmock/gmock.h>
@@ -12,12 +12,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "switch/commands.h"
-#include "switch/control_commands.h"
+#include "switch/control/command_handlers.h"
+#include "switch/protocol/commands.h"
 #include "tests/stub_bridge.h"
 
 namespace hvswitch {

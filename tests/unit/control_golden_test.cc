@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "absl/strings/str_replace.h"
-#include "switch/control_commands.h"
-#include "switch/mac_key.h"
+#include "switch/control/command_handlers.h"
+#include "switch/datapath/mac_key.h"
 #include "tests/stub_bridge.h"
 #include "tests/unit/snapshot_fill.h"
 

@@ -21,11 +21,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "switch/atomic_file.h"
-#include "switch/control_commands.h"
-#include "switch/control_policy.h"
-#include "switch/control_socket.h"
-#include "switch/mac_key.h"
+#include "switch/control/command_handlers.h"
+#include "switch/control/control_policy.h"
+#include "switch/control/control_socket.h"
+#include "switch/datapath/mac_key.h"
+#include "switch/protocol/atomic_file.h"
 #include "tests/stub_bridge.h"
 
 namespace hvswitch {

@@ -1,4 +1,4 @@
-// Every counter in the lists of switch/counters.h reaches every output its line names:
+// Every counter in the lists of switch/datapath/counters.h reaches every output its line names:
 // /metrics, the control protocol's JSON and telemetry. A new counter is covered here
 // without a test of its own.
 #include <gmock/gmock.h>
@@ -11,9 +11,9 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
-#include "switch/metrics.h"
-#include "switch/port_json.h"
-#include "switch/telemetry_commands.h"
+#include "switch/control/metrics.h"
+#include "switch/control/port_json.h"
+#include "switch/control/telemetry_commands.h"
 
 namespace hvswitch {
 namespace {

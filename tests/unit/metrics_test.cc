@@ -1,4 +1,4 @@
-#include "switch/metrics.h"
+#include "switch/control/metrics.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

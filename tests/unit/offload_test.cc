@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "offload/checksum.h"
+#include "offload/header_layout.h"
 #include "offload/offload_decision.h"
 #include "tests/test_frames.h"
-#include "offload/header_layout.h"
 
 namespace hvswitch {
 namespace {

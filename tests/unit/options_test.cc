@@ -1,5 +1,5 @@
-#include "switch/mac_key.h"
-#include "switch/options.h"
+#include "switch/control/options.h"
+#include "switch/datapath/mac_key.h"
 
 #include <fcntl.h>
 #include <gmock/gmock.h>
@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "switch/eal_args.h"
+#include "switch/control/eal_args.h"
 
 namespace hvswitch {
 namespace {

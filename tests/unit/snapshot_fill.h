@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "switch/bridge_snapshot.h"
+#include "switch/control/bridge_snapshot.h"
 
 namespace hvswitch {
 

@@ -1,5 +1,5 @@
 // The per-frame decision functions against the reference model, without DPDK.
-#include "switch/verdict.h"
+#include "switch/datapath/verdict.h"
 
 #include <gtest/gtest.h>
 
@@ -7,10 +7,10 @@
 #include <random>
 
 #include "ports/port_spec.h"
-#include "switch/datapath.h"
-#include "switch/mac_key.h"
-#include "switch/vlan_table.h"
-#include "tests/unit/bridge_model.h"
+#include "switch/datapath/datapath.h"
+#include "switch/datapath/mac_key.h"
+#include "switch/datapath/vlan_table.h"
+#include "tests/model/bridge_model.h"
 
 namespace hvswitch {
 namespace {

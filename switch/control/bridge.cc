@@ -1,0 +1,350 @@
+#include "switch/control/bridge.h"
+
+#include <rte_cycles.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+
+#include <ctime>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "switch/control/log.h"
+#include "switch/datapath/mac_key.h"
+
+namespace hvswitch {
+
+uint32_t MonotonicSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint32_t>(ts.tv_sec);
+}
+
+absl::StatusOr<std::unique_ptr<Bridge>> Bridge::Create(const BridgeConfig& config) {
+  std::unique_ptr<Bridge> bridge(new Bridge(config));
+  absl::Status status = bridge->Init();
+  if (!status.ok()) return status;
+  return bridge;
+}
+
+absl::Status Bridge::Init() {
+  const uint16_t nb_workers = static_cast<uint16_t>(config_.worker_lcores.size());
+  if (nb_workers == 0 || nb_workers > kMaxWorkers) {
+    return absl::InvalidArgumentError(absl::StrCat("need 1 to ", kMaxWorkers, " workers"));
+  }
+  if (config_.ports.size() > kMaxPorts) {
+    return absl::InvalidArgumentError(absl::StrCat("at most ", kMaxPorts, " ports"));
+  }
+  if (config_.burst == 0 || config_.burst > kMaxRxBurst) {
+    return absl::InvalidArgumentError(absl::StrCat("burst must be 1 to ", kMaxRxBurst));
+  }
+
+  slots_ = std::make_unique<PortSlots>(nb_workers, config_.rx_descriptors,
+                                       config_.tx_descriptors,
+                                       [this](int slot) { return SlotSums(slot); });
+  absl::Status status = slots_->CreateSharedPool(config_.mbufs, config_.ports);
+  if (!status.ok()) return status;
+
+  absl::StatusOr<std::unique_ptr<Fdb>> fdb = Fdb::Create("hvs_fdb", config_.fdb_capacity);
+  if (!fdb.ok()) return fdb.status();
+  fdb_ = *std::move(fdb);
+  datapath_.fdb = fdb_.get();
+  table_ = std::make_unique<PortTable>();
+  table_->Configure(std::vector<const PortSpec*>{});
+  datapath_.table.store(table_.get(), std::memory_order_release);
+
+  counters_ = std::make_unique<WorkerCounters[]>(nb_workers);
+  absl::StatusOr<std::unique_ptr<WorkerQuiescence>> quiescence =
+      WorkerQuiescence::Create(nb_workers);
+  if (!quiescence.ok()) return quiescence.status();
+  quiescence_ = *std::move(quiescence);
+  capture_ = std::make_unique<PacketCapture>(datapath_, [this] { quiescence_->Synchronize(); });
+  for (uint16_t w = 0; w < nb_workers; ++w) {
+    absl::StatusOr<std::unique_ptr<LearnQueue>> learn =
+        LearnQueue::Create(absl::StrCat("hvs_learn", w), 4096);
+    if (!learn.ok()) return learn.status();
+    (*learn)->set_repeat_cycles(rte_get_tsc_hz() / 1000);
+    learn_queues_.push_back(*std::move(learn));
+    ForwarderOptions options;
+    options.worker = w;
+    options.flush_cycles = rte_get_tsc_hz() / 1000000 * config_.tx_flush_us;
+    options.flush_batch = std::min(config_.burst, kMaxBurst);
+    workers_.push_back(std::make_unique<Worker>(options, datapath_, *learn_queues_.back(),
+                                                counters_[w], *quiescence_, config_.burst,
+                                                stop_workers_));
+  }
+  std::vector<LearnQueue*> queues;
+  for (const auto& queue : learn_queues_) queues.push_back(queue.get());
+  learner_ = std::make_unique<Learner>(*fdb_, datapath_, std::move(queues),
+                                       [this] { quiescence_->Synchronize(); });
+  // The startup ports are added as hvswitchctl adds ports, before the workers start.
+  for (const PortSpec& spec : config_.ports) {
+    status = AddPort(spec);
+    if (!status.ok()) return status;
+  }
+  for (const StaticMacSpec& mac : config_.static_macs) {
+    status = AddStaticMac(mac);
+    if (!status.ok()) return status;
+  }
+  FollowLinks();
+  return absl::OkStatus();
+}
+
+PortTotals Bridge::SlotSums(int slot) const {
+  PortTotals sums;
+  for (size_t w = 0; w < workers_.size(); ++w) sums.AddFrom(counters_[w].ports[slot]);
+  learner_->AddRefusals(static_cast<uint16_t>(slot), sums);
+  return sums;
+}
+
+absl::Status Bridge::AddPort(const PortSpec& spec) {
+  const absl::StatusOr<int> opened = slots_->Open(spec, workers_running_);
+  if (!opened.ok()) return opened.status();
+  const int slot = *opened;
+  const Port& port = *slots_->port(slot);
+  std::unique_ptr<PortTable> table = NextTable(slot, &spec, &port);
+  const DatapathPort& dp = table->ports[slot];
+  if (port.device_mtu() < spec.mtu) {
+    Log("port '%s': device reports MTU %d at most; it was configured so, and mtu=%d "
+        "still decides what hvswitch sends it", spec.name, port.device_mtu(), spec.mtu);
+  }
+  if (dp.shared_tx) {
+    Log("port '%s': %d tx queues for %d workers: workers share them under a lock",
+        spec.name, dp.nb_txq, workers_.size());
+  }
+  learner_->AddPort(static_cast<uint16_t>(slot), spec);
+  Publish(std::move(table));
+  Log("port '%s' (%s %s): ready, ethdev %d, mac %s", spec.name, spec.type_name(),
+      spec.Traits().endpoint, dp.eth_port, port.mac());
+  if (port.reconnect().enabled) {
+    slots_->ScheduleReconnect(slot, port.started(), /*first=*/true,
+                              std::chrono::steady_clock::now());
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Bridge::RemovePort(absl::string_view name) {
+  const int slot = slots_->Find(name);
+  if (slot < 0) return absl::NotFoundError(absl::StrCat("no port named '", name, "'"));
+  const uint16_t p = static_cast<uint16_t>(slot);
+  if (capture_->active() && capture_->port() == p) capture_->Stop();
+  // From here on no worker polls the port, sends to it or holds a frame for it.
+  Publish(NextTable(slot, nullptr, nullptr));
+  learner_->RemovePort(p);
+  for (std::atomic<uint64_t>* mask :
+       {&datapath_.up_mask, &datapath_.csum_capable_mask, &datapath_.tso4_capable_mask,
+        &datapath_.tso6_capable_mask}) {
+    mask->fetch_and(~(uint64_t{1} << p), std::memory_order_relaxed);
+  }
+  const std::string port_name = slots_->port(slot)->spec().name;
+  slots_->Close(slot);
+  Log("port '%s': removed", port_name);
+  return absl::OkStatus();
+}
+
+std::unique_ptr<PortTable> Bridge::NextTable(int slot, const PortSpec* spec, const Port* port,
+                                             bool polled) const {
+  auto table = std::make_unique<PortTable>(*table_);
+  std::vector<const PortSpec*> specs = slots_->SpecSlots();
+  specs[slot] = spec;
+  table->Configure(specs);
+  for (std::vector<RxQueueRef>& rx : table->rx) {
+    std::erase_if(rx, [slot](const RxQueueRef& q) { return q.port == slot; });
+  }
+  if (port == nullptr) return table;
+  const uint16_t nb_workers = static_cast<uint16_t>(workers_.size());
+  DatapathPort& dp = table->ports[slot];
+  dp.eth_port = port->eth_port();
+  dp.nb_txq = port->queues().nb_txq;
+  dp.shared_tx = dp.nb_txq < nb_workers;
+  dp.rx_offload = port->flags().rx_offload;
+  dp.tx_prepare = port->flags().tx_prepare;
+  dp.recount_chains = port->flags().recount_chains;
+  dp.reclaim_tx = port->flags().reclaim_tx;
+  // Each receive queue goes to the worker that polls the fewest; the others stay where
+  // they are. A device that is not started (a memif client without its server) is not
+  // polled.
+  for (uint16_t q = 0; polled && port->started() && q < port->queues().nb_rxq; ++q) {
+    auto least = std::min_element(table->rx.begin(), table->rx.begin() + nb_workers,
+                                  [](const auto& a, const auto& b) { return a.size() < b.size(); });
+    least->push_back({static_cast<uint16_t>(slot), port->eth_port(), q});
+  }
+  return table;
+}
+
+void Bridge::Reconnect(int slot) {
+  const auto now = std::chrono::steady_clock::now();
+  if (!slots_->ReconnectDue(slot, now)) return;
+  Port& port = *slots_->port(slot);
+  // The device is stopped and started only while no worker polls it (its link is down, so
+  // none sends to it either).
+  Publish(NextTable(slot, &port.spec(), &port, /*polled=*/false));
+  const bool started = port.Reconnect();
+  Publish(NextTable(slot, &port.spec(), &port));
+  slots_->ScheduleReconnect(slot, started, /*first=*/false, now);
+}
+
+void Bridge::Publish(std::unique_ptr<PortTable> table) {
+  table->Seal();
+  std::unique_ptr<PortTable> old = std::move(table_);
+  table_ = std::move(table);
+  datapath_.table.store(table_.get(), std::memory_order_release);
+  quiescence_->Synchronize();
+}
+
+absl::Status Bridge::AddStaticMac(const StaticMacSpec& mac) {
+  const int p = slots_->Find(mac.port);
+  if (p < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("static MAC ", KeyMacString(mac.key),
+                                                   ": no port named '", mac.port, "'"));
+  }
+  uint16_t vlan = KeyVlan(mac.key);
+  if (!((table_->vlans.members[vlan] >> p) & 1)) {
+    return absl::InvalidArgumentError(absl::StrCat("static MAC ", KeyMacString(mac.key),
+                                                   ": port '", mac.port,
+                                                   "' does not carry VLAN ", vlan));
+  }
+  return learner_->AddStatic(mac.key, static_cast<uint16_t>(p));
+}
+
+absl::Status Bridge::StartWorkers() {
+  stop_workers_.store(false);
+  for (const PortDriver* driver : PortDrivers()) driver->OnWorkersRunning(quiescence_.get());
+  for (size_t w = 0; w < workers_.size(); ++w) {
+    int rc = rte_eal_remote_launch(&Worker::Main, workers_[w].get(), config_.worker_lcores[w]);
+    if (rc != 0) {
+      StopWorkers();
+      return absl::InternalError(absl::StrCat("cannot launch worker on lcore ",
+                                              config_.worker_lcores[w], ": ", rte_strerror(-rc)));
+    }
+    workers_running_ = true;
+    std::string queues;
+    for (const RxQueueRef& q : table_->rx[w]) {
+      absl::StrAppend(&queues, queues.empty() ? "" : " ", slots_->port(q.port)->spec().name,
+                      "/", q.queue);
+    }
+    Log("worker %d on lcore %d polls %s", w, config_.worker_lcores[w], queues);
+  }
+  return absl::OkStatus();
+}
+
+void Bridge::StopWorkers() {
+  stop_workers_.store(true);
+  if (workers_running_) {
+    for (unsigned lcore : config_.worker_lcores) rte_eal_wait_lcore(lcore);
+    workers_running_ = false;
+    // rte_eal_wait_lcore synchronises inside DPDK, out of ThreadSanitizer's sight; the
+    // workers' last (offline) report, read here, tells it too that they are done.
+    quiescence_->Synchronize();
+  }
+}
+
+Bridge::~Bridge() {
+  StopWorkers();
+  for (const PortDriver* driver : PortDrivers()) driver->OnWorkersRunning(nullptr);
+  if (slots_ != nullptr) slots_->CloseAll();  // the devices, before their mbufs' pools go
+  workers_.clear();
+  learner_.reset();
+  learn_queues_.clear();
+  fdb_.reset();
+  slots_.reset();
+}
+
+void Bridge::Poll() {
+  uint32_t now = config_.clock();
+  datapath_.now_seconds.store(now, std::memory_order_relaxed);
+  learner_->Poll(now);
+  capture_->Poll();
+  ++polls_;
+  if (polls_ % 100 == 0) FollowLinks();
+  if (polls_ % 1000 == 0) {
+    learner_->Age(now, config_.fdb_aging_seconds);
+    slots_->FreeReturnedPools();
+  }
+}
+
+void Bridge::FollowLinks() {
+  uint64_t old_mask = datapath_.up_mask.load(std::memory_order_relaxed);
+  uint64_t mask = 0, csum = 0, tso4 = 0, tso6 = 0;
+  for (size_t p = 0; p < kMaxPorts; ++p) {
+    const Port* port = slots_->port(static_cast<int>(p));
+    if (port == nullptr || !port->LinkUp()) continue;
+    const uint64_t bit = uint64_t{1} << p;
+    mask |= bit;
+    // Asked every time: a guest may reconnect with other features between two looks.
+    const PeerOffloads offloads = port->Offloads();
+    if (offloads.csum) csum |= bit;
+    if (offloads.tso4) tso4 |= bit;
+    if (offloads.tso6) tso6 |= bit;
+  }
+  const uint64_t changed_offloads =
+      ((csum ^ datapath_.csum_capable_mask.load(std::memory_order_relaxed)) |
+       (tso4 ^ datapath_.tso4_capable_mask.load(std::memory_order_relaxed)) |
+       (tso6 ^ datapath_.tso6_capable_mask.load(std::memory_order_relaxed))) & mask;
+  datapath_.csum_capable_mask.store(csum, std::memory_order_relaxed);
+  datapath_.tso4_capable_mask.store(tso4, std::memory_order_relaxed);
+  datapath_.tso6_capable_mask.store(tso6, std::memory_order_relaxed);
+  for (uint64_t changed = changed_offloads; changed != 0; changed &= changed - 1) {
+    size_t p = static_cast<size_t>(__builtin_ctzll(changed));
+    auto yes = [p](uint64_t m) { return (m >> p) & 1 ? "yes" : "no"; };
+    Log("port '%s': peer offloads: csum=%s tso4=%s tso6=%s",
+        slots_->port(static_cast<int>(p))->spec().name, yes(csum), yes(tso4), yes(tso6));
+  }
+  datapath_.up_mask.store(mask, std::memory_order_relaxed);
+  // A port that went down forgets its MACs (and its lock) at once; reconnecting memif
+  // clients, which may take a while, comes after.
+  for (uint64_t changed = mask ^ old_mask; changed != 0; changed &= changed - 1) {
+    size_t p = static_cast<size_t>(__builtin_ctzll(changed));
+    bool up = (mask >> p) & 1;
+    const PortSpec& spec = slots_->port(static_cast<int>(p))->spec();
+    bool guest = spec.role() == PortRole::kGuest;
+    if (!up) learner_->PortDown(static_cast<uint16_t>(p));
+    Log("port '%s': %s", spec.name,
+        up ? (guest ? "guest connected, link up" : "link up")
+           : (guest ? "guest disconnected, link down, its MACs flushed"
+                    : "link down, its MACs flushed"));
+  }
+  for (int p = 0; p < kMaxPorts; ++p) {
+    const Port* port = slots_->port(p);
+    if (port == nullptr || !port->reconnect().enabled) continue;
+    if ((mask >> p) & 1) {
+      slots_->Connected(p);
+    } else {
+      Reconnect(p);
+    }
+  }
+}
+
+BridgeSnapshot Bridge::Snapshot() const {
+  BridgeSnapshot snap;
+  snap[SwitchStat::kMbufs] = slots_->shared_pool()->size;
+  snap[SwitchStat::kMbufsInUse] = rte_mempool_in_use_count(slots_->shared_pool());
+  uint64_t up_mask = datapath_.up_mask.load(std::memory_order_relaxed);
+  snap.ports = slots_->Snapshot();
+  for (PortSnapshot& ps : snap.ports) {
+    ps.up = (up_mask >> ps.index) & 1;
+    ps.fdb_learned = fdb_->learned(ps.index);
+  }
+  for (size_t w = 0; w < workers_.size(); ++w) {
+    CoreSnapshot core;
+    core.cpu = w < config_.worker_cpus.size() ? config_.worker_cpus[w] : 0;
+    for (size_t i = 0; i < kCoreCounters; ++i) core.counts[i] = counters_[w].core[i].Read();
+    snap[SwitchStat::kCaptureMissed] += counters_[w].capture_missed.Read();
+    for (size_t b = 0; b < core.rx_bursts.size(); ++b) {
+      core.rx_bursts[b] = counters_[w].rx_bursts[b].Read();
+    }
+    snap.cores.push_back(core);
+  }
+  snap[SwitchStat::kFdbEntries] = fdb_->size();
+  snap[SwitchStat::kFdbStatic] = fdb_->statics();
+  for (SwitchStat s : {SwitchStat::kFdbLearned, SwitchStat::kFdbMoves, SwitchStat::kFdbAged,
+                       SwitchStat::kFdbFlushed, SwitchStat::kFdbStaticRefused,
+                       SwitchStat::kFdbLockedRefused}) {
+    snap[s] = learner_->Stat(s);
+  }
+  return snap;
+}
+
+}  // namespace hvswitch

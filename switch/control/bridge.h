@@ -1,0 +1,136 @@
+// Bridge: the switch instance. Owns the ports and their pools (PortSlots), the FDB and
+// its learning (Learner), the workers and their learn queues and counters. Created after
+// the EAL is up. Ports are added and removed while the workers forward
+// (AddPort/RemovePort): each takes a slot (its bridge port index) that the FDB, the
+// counters and the flood masks use.
+// Threads: everything on the control thread, except Snapshot, which any thread may call
+// (the metrics endpoint calls it from its own).
+#pragma once
+
+#include <atomic>
+#include <string>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "ports/port.h"
+#include "switch/control/bridge_control.h"
+#include "switch/control/bridge_snapshot.h"
+#include "switch/control/learner.h"
+#include "switch/control/options.h"
+#include "switch/control/packet_capture.h"
+#include "switch/control/port_slots.h"
+#include "switch/datapath/datapath.h"
+#include "switch/datapath/fdb.h"
+#include "switch/datapath/learn_queue.h"
+#include "switch/datapath/worker.h"
+#include "switch/datapath/worker_quiescence.h"
+
+namespace hvswitch {
+
+uint32_t MonotonicSeconds();
+
+struct BridgeConfig {
+  std::vector<PortSpec> ports;
+  std::vector<StaticMacSpec> static_macs;
+  std::vector<unsigned> worker_lcores;  // EAL lcore ids, one worker each
+  std::vector<unsigned> worker_cpus;    // the CPU each of those lcores runs on
+  uint32_t fdb_capacity = 65536;
+  uint32_t fdb_aging_seconds = 300;  // 0: entries never age
+  // Seconds on a monotonic clock; tests inject their own.
+  std::function<uint32_t()> clock = MonotonicSeconds;
+  // Tunables. Frames taken from a queue per poll; ring sizes; mbufs in the pool (0: as
+  // many as the rings and workers can hold); microseconds a frame may wait for a fuller
+  // tx burst (0: sent at the end of the burst that brought it).
+  uint16_t burst = 32;
+  uint16_t rx_descriptors = 1024;
+  uint16_t tx_descriptors = 1024;
+  uint32_t mbufs = 0;
+  uint32_t tx_flush_us = 0;
+};
+
+class Bridge : public BridgeControl {
+ public:
+  static absl::StatusOr<std::unique_ptr<Bridge>> Create(const BridgeConfig& config);
+  ~Bridge();
+  Bridge(const Bridge&) = delete;
+  Bridge& operator=(const Bridge&) = delete;
+
+  absl::Status StartWorkers();
+  void StopWorkers();
+
+  // Control thread, called about every millisecond: applies learn requests; every
+  // 100 ms follows link state (logging each change, flushing the MACs of a port that
+  // went down); every second ages the FDB.
+  void Poll();
+
+  BridgeSnapshot Snapshot() const override;
+
+  // Control thread: what hvswitchctl asks for.
+  //
+  // Opens a port and publishes it to the workers; forwarding between the other ports goes
+  // on undisturbed. Its counters start at zero.
+  absl::Status AddPort(const PortSpec& spec) override;
+  // Unpublishes a port, waits until no worker uses it (its queued frames sent), forgets
+  // its MACs (static ones too), closes the device and frees its buffers (a quota pool
+  // once every buffer is back).
+  absl::Status RemovePort(absl::string_view name) override;
+  int nb_ports() const { return __builtin_popcountll(table_->present); }
+  const Port& port(int index) const { return *slots_->port(index); }
+  // The ports' specs in bridge port order: what a restart needs to bring them back.
+  std::vector<PortSpec> PortSpecs() const override { return slots_->Specs(); }
+  std::string PortName(int index) const override { return slots_->port(index)->spec().name; }
+  uint32_t now() const override {
+    return datapath_.now_seconds.load(std::memory_order_relaxed);
+  }
+  std::vector<FdbEntryView> FdbEntries() const override { return learner_->Entries(); }
+  // -1: no such port.
+  int PortIndex(absl::string_view name) const override { return slots_->Find(name); }
+  // Forgets the learned MACs of `port`, or of every port when -1 (static entries stay).
+  void FlushFdb(int port) override { learner_->Flush(port); }
+  // A static entry, checked as at startup (the port exists and carries the VLAN).
+  absl::Status AddStaticMac(const StaticMacSpec& mac) override;
+  // Removes an entry, learned or static.
+  absl::Status RemoveMac(uint64_t key) override { return learner_->Remove(key); }
+  // Frames of a port into a pcapng file (hvswitchctl capture).
+  absl::Status StartCapture(const CaptureRequest& request) override {
+    return capture_->Start(request);
+  }
+  CaptureStatus StopCapture() override { return capture_->Stop(); }
+  CaptureStatus CaptureState() const override { return capture_->State(); }
+
+ private:
+  explicit Bridge(const BridgeConfig& config) : config_(config) {}
+  absl::Status Init();
+  // What the workers and the learner counted for a slot, over its ports' lifetimes.
+  PortTotals SlotSums(int slot) const;
+  // The table with slot `slot` given `spec` (null: emptied) and its device (null: none);
+  // `polled`: its receive queues go to workers.
+  std::unique_ptr<PortTable> NextTable(int slot, const PortSpec* spec, const Port* port,
+                                       bool polled = true) const;
+  // A memif client port that is down: started again (it connects only then), at most
+  // every second, and not while a handshake may be under way.
+  void Reconnect(int slot);
+  // Swaps the workers' table and waits until none uses the old one.
+  void Publish(std::unique_ptr<PortTable> table);
+  void FollowLinks();
+
+  BridgeConfig config_;
+  std::unique_ptr<PortSlots> slots_;
+  std::unique_ptr<Fdb> fdb_;
+  std::unique_ptr<PortTable> table_;  // the one the workers read
+  Datapath datapath_;
+  std::vector<std::unique_ptr<LearnQueue>> learn_queues_;
+  std::unique_ptr<WorkerCounters[]> counters_;
+  std::unique_ptr<WorkerQuiescence> quiescence_;
+  std::unique_ptr<PacketCapture> capture_;  // after quiescence_: it waits on it
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::unique_ptr<Learner> learner_;
+  std::atomic<bool> stop_workers_{false};
+  bool workers_running_ = false;
+  uint64_t polls_ = 0;
+};
+
+}  // namespace hvswitch

@@ -1,0 +1,47 @@
+// BridgeSnapshot: a reader's copy of everything the bridge counts, summed over workers.
+// Plain data, so metric rendering and the CLI can be tested without DPDK.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ports/port.h"
+#include "switch/datapath/counters.h"
+
+namespace hvswitch {
+
+struct PortSnapshot {
+  uint16_t index = 0;  // bridge port (FDB entries name it)
+  std::string name, type, mac, path;
+  std::string spec;  // as the port was given, in the --port grammar
+  bool up = false;
+  uint32_t mtu = 0;
+  // Counted by the workers, except the device's rx drops (kMissed, kRxError, kNoMbuf).
+  PortTotals totals;
+  uint64_t quota = 0;           // buffers in the port's own pool (0: the shared pool)
+  uint64_t buffers_in_use = 0;  // of them, out of the pool now
+  uint64_t fdb_learned = 0;  // current learned MACs on the port
+  std::vector<QueueStat> queue_stats;  // the device's own, per queue
+};
+
+struct CoreSnapshot {
+  unsigned cpu = 0;
+  std::array<uint64_t, kCoreCounters> counts{};             // by CoreCounter
+  std::array<uint64_t, kBurstBuckets.size()> rx_bursts{};  // by size (kBurstBuckets)
+
+  uint64_t& operator[](CoreCounter c) { return counts[static_cast<size_t>(c)]; }
+  uint64_t operator[](CoreCounter c) const { return counts[static_cast<size_t>(c)]; }
+};
+
+struct BridgeSnapshot {
+  std::vector<PortSnapshot> ports;
+  std::vector<CoreSnapshot> cores;  // one per worker
+  std::array<uint64_t, kSwitchStats> stats{};  // by SwitchStat: FDB, buffers, capture
+
+  uint64_t& operator[](SwitchStat s) { return stats[static_cast<size_t>(s)]; }
+  uint64_t operator[](SwitchStat s) const { return stats[static_cast<size_t>(s)]; }
+};
+
+}  // namespace hvswitch

@@ -1,0 +1,204 @@
+#include "switch/control/metrics.h"
+
+#include <limits>
+#include <string>
+#include <utility>
+
+namespace hvswitch {
+namespace {
+
+using prometheus::ClientMetric;
+using prometheus::MetricFamily;
+using prometheus::MetricType;
+
+MetricFamily Family(std::string_view name, std::string_view help, MetricType type) {
+  return MetricFamily{std::string(name), std::string(help), type, {}};
+}
+
+MetricType TypeOf(MetricKind kind) {
+  return kind == MetricKind::kGauge ? MetricType::Gauge : MetricType::Counter;
+}
+
+void AddSample(MetricFamily& family, std::vector<ClientMetric::Label> labels, double value) {
+  ClientMetric metric;
+  metric.label = std::move(labels);
+  if (family.type == MetricType::Counter) {
+    metric.counter.value = value;
+  } else {
+    metric.gauge.value = value;
+  }
+  family.metric.push_back(std::move(metric));
+}
+
+// `first` (port=P or core=C) followed by the cell's own labels.
+std::vector<ClientMetric::Label> LabelsOf(ClientMetric::Label first, const MetricLabels& extra) {
+  std::vector<ClientMetric::Label> labels = {std::move(first)};
+  for (const MetricLabel& label : extra) {
+    if (!label.name.empty()) labels.push_back({std::string(label.name), std::string(label.value)});
+  }
+  return labels;
+}
+
+// One family per run of cells with the same family name in `table`; a sample per cell
+// and owner (port or core), the value taken by `value(owner, cell index)`.
+template <size_t N, typename Owners, typename Label, typename Value>
+void AddFamilies(const std::array<CounterInfo, N>& table, const Owners& owners, Label label,
+                 Value value, std::vector<MetricFamily>& out) {
+  for (size_t first = 0; first < N;) {
+    size_t end = first + 1;
+    while (end < N && table[end].family == table[first].family) ++end;
+    MetricFamily family = Family(table[first].family, table[first].help,
+                                 TypeOf(table[first].kind));
+    for (const auto& owner : owners) {
+      for (size_t i = first; i < end; ++i) {
+        AddSample(family, LabelsOf(label(owner), table[i].labels),
+                  static_cast<double>(value(owner, i)));
+      }
+    }
+    out.push_back(std::move(family));
+    first = end;
+  }
+}
+
+// A port's samples of hvswitch_port_{receive,transmit}_drop_total: one per reason.
+template <size_t N>
+void AddDrops(MetricFamily& family, const PortSnapshot& port,
+              const std::array<DropInfo, N>& reasons, const std::array<uint64_t, N>& values) {
+  for (size_t r = 0; r < N; ++r) {
+    AddSample(family, {{"port", port.name}, {"reason", std::string(reasons[r].key)}},
+              static_cast<double>(values[r]));
+  }
+}
+
+// One family with one sample per port (with `quota_only`: per port with a buffer quota),
+// the value taken from each port by `get`.
+template <typename Get>
+MetricFamily PerPort(const BridgeSnapshot& snap, std::string name, std::string help,
+                     MetricType type, Get get, bool quota_only = false) {
+  MetricFamily family = Family(name, help, type);
+  for (const PortSnapshot& port : snap.ports) {
+    if (quota_only && port.quota == 0) continue;
+    AddSample(family, {{"port", port.name}}, static_cast<double>(get(port)));
+  }
+  return family;
+}
+
+ClientMetric::Label PortLabel(const PortSnapshot& port) { return {"port", port.name}; }
+ClientMetric::Label CoreLabel(const CoreSnapshot& core) {
+  return {"core", std::to_string(core.cpu)};
+}
+
+void AddPortCounters(const BridgeSnapshot& snap, std::vector<MetricFamily>& out) {
+  AddFamilies(kPortCounterInfo, snap.ports, PortLabel,
+              [](const PortSnapshot& p, size_t i) { return p.totals.counts[i]; }, out);
+  MetricFamily rx_drop = Family(kRxDropFamily, kRxDropHelp, MetricType::Counter);
+  MetricFamily tx_drop = Family(kTxDropFamily, kTxDropHelp, MetricType::Counter);
+  for (const PortSnapshot& port : snap.ports) {
+    // The one special case: a port with a quota draws on its own pool, so its device's
+    // no_mbuf drops are the quota running out. They are exported as reason="quota" (and
+    // no_mbuf 0); every port has both samples.
+    std::array<uint64_t, kRxDrops> rx = port.totals.rx_drops;
+    const uint64_t quota =
+        port.quota == 0 ? 0 : std::exchange(rx[static_cast<size_t>(RxDrop::kNoMbuf)], 0);
+    AddDrops(rx_drop, port, kRxDropInfo, rx);
+    AddSample(rx_drop, {{"port", port.name}, {"reason", "quota"}}, static_cast<double>(quota));
+    AddDrops(tx_drop, port, kTxDropInfo, port.totals.tx_drops);
+  }
+  out.push_back(std::move(rx_drop));
+  out.push_back(std::move(tx_drop));
+}
+
+// What the bridge knows of a port besides its counters.
+void AddPortGauges(const BridgeSnapshot& snap, std::vector<MetricFamily>& out) {
+  out.push_back(PerPort(snap, "hvswitch_port_fdb_entries",
+                        "MACs currently learned on the port (static entries excluded); "
+                        "compare with its learn_limit.",
+                        MetricType::Gauge, [](auto& p) { return p.fdb_learned; }));
+  out.push_back(PerPort(snap, "hvswitch_port_up",
+                        "1 while the port's link is up (guest connected); 0 means frames "
+                        "for it are dropped as link_down.",
+                        MetricType::Gauge, [](auto& p) { return p.up ? 1 : 0; }));
+  MetricFamily info = Family("hvswitch_port_info",
+                             "What the port is (always 1): type, MAC and socket or devargs.",
+                             MetricType::Gauge);
+  for (const PortSnapshot& port : snap.ports) {
+    AddSample(info,
+              {{"port", port.name}, {"type", port.type}, {"mac", port.mac}, {"path", port.path}},
+              1);
+  }
+  out.push_back(std::move(info));
+  out.push_back(PerPort(snap, "hvswitch_port_mtu_bytes", "The port's MTU in bytes.",
+                        MetricType::Gauge, [](auto& p) { return p.mtu; }));
+  MetricFamily queue_stats = Family(
+      "hvswitch_port_queue_stat_total",
+      "The port device's own per-queue statistics (DPDK xstats); direction=rx: from the "
+      "peer, tx: to it. vhost-user: good_packets, good_bytes, multicast/broadcast_packets, "
+      "size bins, and guest_notifications: interrupts hvswitch raised in the guest (a "
+      "polling guest suppresses them; per frame they are the signalling cost).",
+      MetricType::Counter);
+  for (const PortSnapshot& port : snap.ports) {
+    for (const QueueStat& q : port.queue_stats) {
+      AddSample(queue_stats,
+                {{"port", port.name}, {"direction", q.rx ? "rx" : "tx"},
+                 {"queue", std::to_string(q.queue)}, {"stat", q.name}},
+                static_cast<double>(q.value));
+    }
+  }
+  out.push_back(std::move(queue_stats));
+  out.push_back(PerPort(snap, "hvswitch_port_buffer_quota",
+                        "Packet buffers a port with quota= may hold at once.", MetricType::Gauge,
+                        [](auto& p) { return p.quota; }, true));
+  out.push_back(PerPort(snap, "hvswitch_port_buffers_in_use",
+                        "Packet buffers of a port with quota= out of its pool now (its frames "
+                        "in flight, queued, or copied for floods); at the quota its further "
+                        "frames wait or drop.",
+                        MetricType::Gauge, [](auto& p) { return p.buffers_in_use; }, true));
+}
+
+// The cores' counters and their receive burst sizes (the only histogram).
+void AddCores(const BridgeSnapshot& snap, std::vector<MetricFamily>& out) {
+  AddFamilies(kCoreCounterInfo, snap.cores, CoreLabel,
+              [](const CoreSnapshot& core, size_t i) { return core.counts[i]; }, out);
+  MetricFamily bursts = Family(
+      "hvswitch_core_rx_burst_size",
+      "Frames per receive call that returned any, per worker core. Mostly 1-4 with a busy "
+      "core means small bursts from the peers; at --burst the core is behind.",
+      MetricType::Histogram);
+  for (const CoreSnapshot& core : snap.cores) {
+    ClientMetric metric;
+    metric.label = {CoreLabel(core)};
+    uint64_t cumulative = 0;
+    for (size_t b = 0; b < kBurstBuckets.size(); ++b) {
+      cumulative += core.rx_bursts[b];
+      metric.histogram.bucket.push_back({cumulative, static_cast<double>(kBurstBuckets[b])});
+    }
+    metric.histogram.bucket.push_back({cumulative, std::numeric_limits<double>::infinity()});
+    metric.histogram.sample_count = cumulative;
+    metric.histogram.sample_sum = static_cast<double>(core[CoreCounter::kPackets]);
+    bursts.metric.push_back(std::move(metric));
+  }
+  out.push_back(std::move(bursts));
+}
+
+// Switch-wide values: one unlabelled sample each.
+void AddSwitchStats(const BridgeSnapshot& snap, std::vector<MetricFamily>& out) {
+  for (size_t i = 0; i < kSwitchStats; ++i) {
+    const CounterInfo& info = kSwitchStatInfo[i];
+    MetricFamily family = Family(info.family, info.help, TypeOf(info.kind));
+    AddSample(family, {}, static_cast<double>(snap.stats[i]));
+    out.push_back(std::move(family));
+  }
+}
+
+}  // namespace
+
+std::vector<MetricFamily> RenderMetrics(const BridgeSnapshot& snap) {
+  std::vector<MetricFamily> out;
+  AddPortCounters(snap, out);
+  AddPortGauges(snap, out);
+  AddCores(snap, out);
+  AddSwitchStats(snap, out);
+  return out;
+}
+
+}  // namespace hvswitch

@@ -1,0 +1,71 @@
+// DaemonOptions: the daemon's command line and config file (same grammar), parsed and
+// validated before DPDK starts. Control-plane only.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "ports/port_spec.h"
+#include "switch/protocol/defaults.h"
+
+namespace hvswitch {
+
+// `--fdb_static=PORT,MAC[,vlan=N]`: a MAC pinned to a port.
+struct StaticMacSpec {
+  std::string port;
+  uint64_t key = 0;  // MacKey(vlan, mac)
+};
+
+struct DaemonOptions {
+  std::vector<PortSpec> ports;
+  std::vector<StaticMacSpec> static_macs;
+  std::vector<unsigned> worker_cpus;            // empty: one worker on the last CPU
+  std::string metrics_address{kDefaultMetricsAddress};  // empty: no endpoint
+  std::vector<std::string> eal_args;
+  std::string runtime_dir{kDefaultRuntimeDir};
+  // hvswitchctl's socket (default <runtime_dir>/hvswitch.ctl; empty after
+  // --ctl_socket=none) and the group that may use it besides root.
+  std::string ctl_socket;
+  std::string ctl_group;
+  // Where the daemon writes its configuration after every change made with hvswitchctl
+  // (ports, static MACs), and where `config save` writes by default; empty: nowhere, and
+  // `config save` writes <runtime_dir>/hvswitch.conf.
+  std::string save_config;
+  uint32_t fdb_capacity = 65536;
+  uint32_t fdb_aging_seconds = 300;  // 0: never
+  // Data-path tunables; the defaults are the sweet spot measured in tests/perf/results.md.
+  uint16_t burst = 32;
+  uint16_t rx_descriptors = 1024;
+  uint16_t tx_descriptors = 1024;
+  uint32_t mbufs = 0;        // 0: sized from the ports' rings and the workers
+  uint32_t tx_flush_us = 0;  // 0: no waiting for fuller tx bursts
+  bool uses_default_ports = false;  // no --port given: the embedded default configuration
+  bool help = false;
+};
+
+// Parses `--key=value` / `--key value` options; `--port` may repeat; `--config=FILE` reads
+// the same options from FILE, one per line (leading `--` optional, `#` starts a comment).
+absl::StatusOr<DaemonOptions> ParseDaemonOptions(const std::vector<std::string>& args);
+
+// Parses the text of a config file as `--config=FILE` would read it from FILE (`origin`
+// names it in errors): what hvswitchctl config save wrote, or a fuzzer's input.
+absl::StatusOr<DaemonOptions> ParseConfigText(absl::string_view text, absl::string_view origin);
+
+// Parses `1`, `1,3` or `1-3` into CPU numbers.
+absl::StatusOr<std::vector<unsigned>> ParseCpuList(absl::string_view text);
+
+// The ports started when none is configured: two vhost-user guests and one memif guest
+// with their sockets in `runtime_dir`.
+std::vector<PortSpec> DefaultPorts(absl::string_view runtime_dir);
+
+std::string UsageText();
+
+// The options as a config file (`--config=FILE` reads it back into the same options):
+// every port, static MAC and setting that differs from its default. What
+// `hvswitchctl config save` writes, so that a restart brings back every port.
+std::string ConfigText(const DaemonOptions& options);
+
+}  // namespace hvswitch

@@ -1,0 +1,19 @@
+// The control protocol's JSON of what a snapshot counts: a port (port list, port show,
+// stats) and the FDB's totals (stats). Keys come from the counter lists in
+// switch/datapath/counters.h; nlohmann's json sorts them, so their order is not the lists'.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "switch/control/bridge_snapshot.h"
+
+namespace hvswitch {
+
+// `detail` (port show, stats) adds the spec, every counter, drops by reason, offload
+// work and the buffer quota.
+nlohmann::json PortJson(const PortSnapshot& port, bool detail);
+
+// stats' "fdb" object: table sizes and learning totals.
+nlohmann::json FdbStatsJson(const BridgeSnapshot& snap);
+
+}  // namespace hvswitch

@@ -1,0 +1,135 @@
+#include "switch/ctl/views.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+namespace hvswitch::ctl {
+namespace {
+
+using nlohmann::json;
+
+// Columns padded to their widest cell.
+void PrintTable(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> width;
+  for (const auto& row : rows) {
+    width.resize(std::max(width.size(), row.size()));
+    for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  }
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t c = 0; c < row.size(); ++c) {
+      line += row[c];
+      if (c + 1 < row.size()) line += std::string(width[c] - row[c].size() + 2, ' ');
+    }
+    std::printf("%s\n", line.c_str());
+  }
+}
+
+void PrintPortDetail(const json& port) {
+  for (const auto& [key, value] : port.items()) {
+    if (value.is_object()) {
+      std::vector<std::string> parts;
+      for (const auto& [k, v] : value.items()) parts.push_back(absl::StrCat(k, "=", Text(v)));
+      std::printf("%-14s %s\n", (key + ":").c_str(), absl::StrJoin(parts, " ").c_str());
+    } else {
+      std::printf("%-14s %s\n", (key + ":").c_str(), Text(value).c_str());
+    }
+  }
+}
+
+void PrintPortTable(const json& answer) {
+  std::vector<std::vector<std::string>> rows = {
+      {"NAME", "TYPE", "LINK", "MTU", "MAC", "RX", "TX", "MACS"}};
+  for (const json& p : answer["ports"]) {
+    rows.push_back({p["name"], p["type"], p["up"].get<bool>() ? "up" : "down", Text(p["mtu"]),
+                    p["mac"], Text(p["rx_packets"]), Text(p["tx_packets"]),
+                    Text(p["fdb_learned"])});
+  }
+  PrintTable(rows);
+}
+
+void PrintFdbTable(const json& answer) {
+  std::vector<std::vector<std::string>> rows = {{"MAC", "VLAN", "PORT", "TYPE", "AGE"}};
+  for (const json& e : answer["entries"]) {
+    rows.push_back({e["mac"], Text(e["vlan"]), e["port"],
+                    e["static"].get<bool>() ? "static" : "learned",
+                    e.contains("age") ? Text(e["age"]) + "s" : "-"});
+  }
+  PrintTable(rows);
+}
+
+void PrintStatsTable(const json& answer) {
+  std::vector<std::vector<std::string>> rows = {
+      {"PORT", "RX", "RX BYTES", "TX", "TX BYTES", "RX DROPS", "TX DROPS"}};
+  for (const json& p : answer["ports"]) {
+    uint64_t rx_drops = 0, tx_drops = 0;
+    for (const auto& [k, v] : p["rx_drops"].items()) rx_drops += v.get<uint64_t>();
+    for (const auto& [k, v] : p["tx_drops"].items()) tx_drops += v.get<uint64_t>();
+    rows.push_back({p["name"], Text(p["rx_packets"]), Text(p["rx_bytes"]),
+                    Text(p["tx_packets"]), Text(p["tx_bytes"]), std::to_string(rx_drops),
+                    std::to_string(tx_drops)});
+  }
+  PrintTable(rows);
+  const json& fdb = answer["fdb"];
+  std::printf("fdb: %s entries (%s static), learned %s, moves %s, aged %s, flushed %s\n",
+              Text(fdb["entries"]).c_str(), Text(fdb["static"]).c_str(),
+              Text(fdb["learned_total"]).c_str(), Text(fdb["moves_total"]).c_str(),
+              Text(fdb["aged_total"]).c_str(), Text(fdb["flushed_total"]).c_str());
+}
+
+void PrintPmdTable(const json& answer) {
+  std::vector<std::vector<std::string>> rows = {
+      {"CORE", "BUSY%", "PACKETS", "CYC/PKT", "AVG BURST", "BURSTS (<=1 2 4 8 16 32 64 128 256)"}};
+  for (const json& c : answer["cores"]) {
+    std::vector<std::string> sizes;
+    for (const json& b : c["bursts"]) sizes.push_back(Text(b["count"]));
+    rows.push_back({Text(c["core"]), absl::StrFormat("%.1f", c["busy_percent"].get<double>()),
+                    Text(c["packets"]),
+                    absl::StrFormat("%.0f", c["cycles_per_packet"].get<double>()),
+                    absl::StrFormat("%.1f", c["mean_burst"].get<double>()),
+                    absl::StrJoin(sizes, " ")});
+  }
+  PrintTable(rows);
+}
+
+}  // namespace
+
+std::string Text(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
+void Render(View view, const json& answer) {
+  switch (view) {
+    case View::kNothing:
+    case View::kOwnOutput:
+      return;
+    case View::kPortTable:
+      return PrintPortTable(answer);
+    case View::kPortDetail:
+      return PrintPortDetail(answer["port"]);
+    case View::kPortAdded:
+      std::printf("added %s\n", answer["spec"].get<std::string>().c_str());
+      return;
+    case View::kFdbTable:
+      return PrintFdbTable(answer);
+    case View::kStatsTable:
+      return PrintStatsTable(answer);
+    case View::kPmdTable:
+      return PrintPmdTable(answer);
+    case View::kConfigText:
+      std::fputs(answer["config"].get<std::string>().c_str(), stdout);
+      return;
+    case View::kSaved:
+      std::printf("saved %s\n", answer["path"].get<std::string>().c_str());
+      return;
+    case View::kCaptureState:
+      std::printf("%s\n", answer.value("active", false) ? "a capture is running"
+                                                        : "no capture is running");
+      return;
+  }
+}
+
+}  // namespace hvswitch::ctl

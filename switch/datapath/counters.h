@@ -1,0 +1,422 @@
+// Per-worker packet counters, and every counter's description. Each worker writes only its
+// own block with plain relaxed load+store (a mov/add/mov, no locked instruction); readers
+// on other threads sum the blocks of all workers. Counters are never reset.
+//
+// Each family is one list below (as VPP's foreach_l2learn_error): a counter's line gives
+// its key (JSON and telemetry), its Prometheus family, extra labels, HELP and where else
+// it is shown. Summing, base subtraction, /metrics (switch/control/metrics.cc), the control
+// protocol's JSON (switch/control/port_json.cc) and telemetry (switch/control/telemetry_commands.cc) are
+// loops over these tables: a new counter is its line plus its increment.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "switch/datapath/datapath_limits.h"
+
+namespace hvswitch {
+
+class Counter {
+ public:
+  // Owner thread only.
+  void Add(uint64_t n) { value_.store(value_.load(std::memory_order_relaxed) + n,
+                                      std::memory_order_relaxed); }
+  // Any thread.
+  uint64_t Read() const { return value_.load(std::memory_order_relaxed); }
+
+ private:
+  std::atomic<uint64_t> value_{0};
+};
+
+// Where a counter is shown besides /metrics (every counter is a Prometheus sample).
+enum Shown : uint8_t {
+  kJsonList = 1,           // port list (and port show, stats)
+  kJsonDetail = 2,         // port show, stats
+  kJsonOffload = 4,        // port show, stats: in "offload"
+  kJsonStats = 8,          // stats: in "fdb"
+  kTelemetrySummary = 16,  // /hvswitch/ports (and /hvswitch/port)
+  kTelemetryDetail = 32,   // /hvswitch/port
+  kTelemetryFdb = 64,      // /hvswitch/fdb
+  kTelemetryPmd = 128,     // /hvswitch/pmd
+};
+
+enum class MetricKind : uint8_t { kCounter, kGauge };
+
+struct MetricLabel {
+  std::string_view name, value;  // an empty name: none
+};
+using MetricLabels = std::array<MetricLabel, 2>;
+constexpr MetricLabels Labels() { return {}; }
+constexpr MetricLabels Labels(std::string_view name1, std::string_view value1,
+                              std::string_view name2, std::string_view value2) {
+  return {{{name1, value1}, {name2, value2}}};
+}
+
+struct CounterInfo {
+  std::string_view key;     // JSON and telemetry key
+  std::string_view family;  // Prometheus family; a family's cells are adjacent
+  MetricLabels labels;      // besides port= / core=
+  std::string_view help;    // on the family's first cell only
+  MetricKind kind;
+  uint8_t shown;            // Shown bits
+};
+
+enum class CountedBy : uint8_t { kWorker, kDevice };
+
+struct DropInfo {
+  std::string_view key;  // the reason= label and JSON/telemetry key
+  CountedBy counted_by;  // a worker, or the port's device (frames no worker saw)
+};
+
+// --- The lists -------------------------------------------------------------------------
+
+// Per port, counted by the workers. X(id, key, family, labels, help, shown). Order is
+// memory order: the first 8 cells share the block's first cache line; keep there what
+// every frame touches (packets, bytes, tx bursts).
+#define HVS_PORT_COUNTERS(X)                                                              \
+  X(kRxPackets, "rx_packets", "hvswitch_port_receive_packets_total", Labels(),            \
+    "Frames received from the port (before any drop).", kJsonList | kTelemetrySummary)    \
+  X(kRxBytes, "rx_bytes", "hvswitch_port_receive_bytes_total", Labels(),                  \
+    "Bytes received from the port.", kJsonDetail | kTelemetrySummary)                     \
+  X(kTxPackets, "tx_packets", "hvswitch_port_transmit_packets_total", Labels(),           \
+    "Frames sent to the port.", kJsonList | kTelemetrySummary)                            \
+  X(kTxBytes, "tx_bytes", "hvswitch_port_transmit_bytes_total", Labels(),                 \
+    "Bytes sent to the port.", kJsonDetail | kTelemetrySummary)                           \
+  /* Frames forwarded but not learned: their source was new and the port at its learn  */ \
+  /* limit / beyond its FDB reserve while the table's shared rest is full.             */ \
+  X(kLearnLimited, "learn_limited", "hvswitch_port_learn_limited_total", Labels(),        \
+    "Frames forwarded without learning their source because the port has as many MACs "   \
+    "as its learn limit allows (learn_limit=, 1024 by default on guest ports): a guest "  \
+    "spraying source MACs, or a limit set too low.",                                      \
+    kJsonDetail)                                                                          \
+  X(kLearnTableFull, "learn_table_full", "hvswitch_port_learn_table_full_total", Labels(), \
+    "Frames forwarded without learning their source because the MAC table is full for "   \
+    "the port: it uses all of its reserved entries and the table's shared rest is "       \
+    "taken. Non-zero means the table is too small for this port's MACs (--fdb_capacity) " \
+    "or the port sprays source MACs (set learn_limit= on it); other ports keep their "    \
+    "reserve.",                                                                           \
+    kJsonDetail)                                                                          \
+  /* Transmit calls that sent something: packets / bursts is the mean tx burst size,   */ \
+  /* and for an interrupt-driven guest each burst may cost one notification.           */ \
+  X(kTxBursts, "tx_bursts", "hvswitch_port_transmit_bursts_total", Labels(),              \
+    "Transmit bursts to the port that sent frames; transmit packets / bursts is the "     \
+    "mean burst size (small bursts to an interrupt-driven guest mean many "               \
+    "notifications: consider --tx_flush_us).",                                            \
+    kJsonDetail)                                                                          \
+  /* Partial L4 checksums of frames sent to the port: left to it (hw) or completed     */ \
+  /* here; TCP super-frames sent to it: passed whole (hw) or segmented here.           */ \
+  X(kCsumHw, "csum_hw", "hvswitch_port_offload_total", Labels("kind", "csum", "how", "hw"), \
+    "Offload work for frames sent to the port. kind=csum: partial L4 checksums (a guest " \
+    "left them to the device); how=hw: passed on for the port to complete, how=sw: "      \
+    "completed by hvswitch because the port cannot (CPU spent per frame). kind=tso: TCP " \
+    "super-frames from a guest's GSO; how=hw: passed whole for the port to segment, "     \
+    "how=sw: cut into MTU-sized segments by hvswitch (costly: a guest peer without "      \
+    "GUEST_TSO4/6, memif, or a NIC without TSO).",                                        \
+    kJsonOffload | kTelemetryDetail)                                                      \
+  X(kCsumSw, "csum_sw", "hvswitch_port_offload_total", Labels("kind", "csum", "how", "sw"), \
+    "", kJsonOffload | kTelemetryDetail)                                                  \
+  X(kTsoHw, "tso_hw", "hvswitch_port_offload_total", Labels("kind", "tso", "how", "hw"),  \
+    "", kJsonOffload | kTelemetryDetail)                                                  \
+  X(kTsoSw, "tso_sw", "hvswitch_port_offload_total", Labels("kind", "tso", "how", "sw"),  \
+    "", kJsonOffload | kTelemetryDetail)
+
+// Why a received frame went nowhere. X(id, key, counted_by): workers count the reasons
+// listed first; the device counts the others itself (frames it dropped before a worker
+// saw them, read from rte_eth_stats when a snapshot is taken). Each is a reason= of
+// hvswitch_port_receive_drop_total, a key of port show's "rx_drops" and an rx_drop_<key>
+// of /hvswitch/port.
+#define HVS_RX_DROPS(X)                                                                   \
+  X(kMalformed, "malformed", kWorker)                                                     \
+  X(kVlan, "vlan", kWorker)                                                               \
+  X(kHairpin, "hairpin", kWorker)                                                         \
+  X(kBadOffload, "bad_offload", kWorker)                                                  \
+  X(kSpoofed, "spoofed", kWorker)                                                         \
+  X(kNoDestination, "no_destination", kWorker)                                            \
+  X(kMissed, "missed", kDevice)                                                           \
+  X(kRxError, "rx_error", kDevice)                                                        \
+  X(kNoMbuf, "no_mbuf", kDevice)
+
+inline constexpr std::string_view kRxDropFamily = "hvswitch_port_receive_drop_total";
+inline constexpr std::string_view kRxDropHelp =
+    "Frames dropped after receive, by reason. no_mbuf: the buffer pool ran dry (raise it "
+    "or find who holds buffers); quota: the port's own buffers (quota=) ran out, so its "
+    "frames were dropped by the device instead of drawing on the shared pool; malformed: "
+    "runt or group-source frames from the port; "
+    "vlan: tagged frames on an access port, or frames in a VLAN the port does not carry "
+    "(a guest or trunk misconfigured); bad_offload: a partial checksum on a frame whose "
+    "TCP/UDP headers are missing or inconsistent (a broken or hostile guest); "
+    "hairpin: destination learned on the ingress port itself (a loop or a confused peer); "
+    "spoofed: a source MAC the port may not use (port security: mac= or lock=1); "
+    "no_destination: flooded, but no other port is up in the frame's VLAN (nobody to "
+    "hear it); missed / rx_error: the device itself dropped frames before hvswitch saw "
+    "them (missed: its receive queue was full, hvswitch polling too slowly; rx_error: "
+    "erroneous frames). no_mbuf, quota, missed and rx_error are not in "
+    "receive_packets_total; every other frame received is forwarded or counted here.";
+
+// Why a frame meant for a port was not sent; all counted by the workers. X(id, key): a
+// reason= of hvswitch_port_transmit_drop_total, a key of "tx_drops", a tx_drop_<key>.
+#define HVS_TX_DROPS(X)                                                                   \
+  X(kQueueFull, "queue_full")                                                             \
+  X(kLinkDown, "link_down")                                                               \
+  X(kMtu, "mtu")                                                                          \
+  X(kNoMbuf, "no_mbuf")                                                                   \
+  X(kOffload, "offload_refused")                                                          \
+  X(kVlan, "vlan")
+
+inline constexpr std::string_view kTxDropFamily = "hvswitch_port_transmit_drop_total";
+inline constexpr std::string_view kTxDropHelp =
+    "Frames for the port that were not sent, by reason. queue_full: the guest or device "
+    "is not draining its ring fast enough; link_down: the guest is not connected; mtu: "
+    "the frame is larger than the port's MTU (raise mtu= or fix the sender's MTU); "
+    "no_mbuf: no buffer for a copy or a segment of the frame (pool exhausted); "
+    "offload_refused: the NIC refused the frame's checksum/TSO request (its limits); "
+    "vlan: a frame with two tags that would leave the port with its outer tag removed "
+    "(hvswitch carries one tag: sending it would move it into the inner tag's VLAN; "
+    "someone attempts VLAN hopping or stacks tags on an access/native VLAN).";
+
+// Per worker core. X(id, key, family, help, shown); label core=.
+#define HVS_CORE_COUNTERS(X)                                                              \
+  /* TSC cycles of poll rounds that received something (busy) or nothing (idle). */       \
+  X(kBusyCycles, "busy_cycles", "hvswitch_core_busy_cycles_total",                        \
+    "TSC cycles a worker core spent in poll rounds that received frames; busy / (busy + " \
+    "idle) near 1 means the core is saturated.",                                          \
+    kTelemetryPmd)                                                                        \
+  X(kIdleCycles, "idle_cycles", "hvswitch_core_idle_cycles_total",                        \
+    "TSC cycles a worker core spent polling without receiving.", kTelemetryPmd)           \
+  X(kPackets, "packets", "hvswitch_core_packets_total",                                   \
+    "Frames a worker core received; busy cycles / packets is its cost per frame.",        \
+    kTelemetryPmd)                                                                        \
+  /* Learn requests lost because the worker's learn ring was full (the source asks     */ \
+  /* again).                                                                           */ \
+  X(kLearnQueueDrops, "learn_queue_drops", "hvswitch_core_learn_queue_drops_total",       \
+    "Learn requests a worker core dropped because its queue to the control thread was "   \
+    "full; the source is asked for again a millisecond later. Non-zero means sources "    \
+    "arrive faster than the control thread learns them (many new MACs at once) or the "   \
+    "control thread is stalled: learning lags meanwhile and unicast to new MACs floods.", \
+    0)
+
+// Switch-wide, in a snapshot. X(id, key, family, kind, help, shown); no labels.
+#define HVS_SWITCH_STATS(X)                                                               \
+  X(kMbufs, "mbufs", "hvswitch_mbufs", kGauge, "Packet buffers in the shared pool.", 0)   \
+  X(kMbufsInUse, "mbufs_in_use", "hvswitch_mbufs_in_use", kGauge,                         \
+    "Packet buffers out of the pool now: in device rings, transmit queues or in flight. " \
+    "Rising while traffic is steady means a leak.",                                       \
+    0)                                                                                    \
+  X(kCaptureMissed, "capture_missed", "hvswitch_capture_missed_total", kCounter,          \
+    "Frames a running hvswitchctl capture could not copy (no buffer, or the control "     \
+    "thread behind); the capture file lacks them, forwarding does not.",                  \
+    0)                                                                                    \
+  X(kFdbEntries, "entries", "hvswitch_fdb_entries", kGauge,                               \
+    "MAC addresses in the forwarding table, learned and static.",                         \
+    kJsonStats | kTelemetryFdb)                                                           \
+  X(kFdbStatic, "static", "hvswitch_fdb_static_entries", kGauge,                          \
+    "Static MAC entries (configured; never aged or moved).", kJsonStats | kTelemetryFdb)  \
+  X(kFdbStaticRefused, "static_move_refused", "hvswitch_fdb_static_move_refused_total",   \
+    kCounter,                                                                             \
+    "Frames whose source is a static MAC of another port; non-zero means a guest is "     \
+    "using an address it does not own, or the entry is wrong.",                           \
+    0)                                                                                    \
+  X(kFdbLockedRefused, "locked_move_refused", "hvswitch_fdb_locked_move_refused_total",   \
+    kCounter,                                                                             \
+    "Learn requests refused because the MAC belongs to a connected guest port with port " \
+    "security (mac= or lock=1); non-zero means another port sends with that guest's "     \
+    "address.",                                                                           \
+    0)                                                                                    \
+  X(kFdbLearned, "learned_total", "hvswitch_fdb_learned_total", kCounter,                 \
+    "MAC addresses learned (new table entries).", kJsonStats | kTelemetryFdb)             \
+  X(kFdbMoves, "moves_total", "hvswitch_fdb_moves_total", kCounter,                       \
+    "Learned MACs seen on another port than before; a steady rate means a loop or a MAC " \
+    "shared by two guests.",                                                              \
+    kJsonStats | kTelemetryFdb)                                                           \
+  X(kFdbAged, "aged_total", "hvswitch_fdb_aged_total", kCounter,                          \
+    "MAC entries removed because they were not seen for the ageing time.",                \
+    kJsonStats | kTelemetryFdb)                                                           \
+  X(kFdbFlushed, "flushed_total", "hvswitch_fdb_flushed_total", kCounter,                 \
+    "MAC entries removed because their port went down.", kJsonStats | kTelemetryFdb)
+
+// --- Enums and tables generated from the lists -----------------------------------------
+
+#define HVS_ID(id, ...) id,
+enum class PortCounter : uint8_t { HVS_PORT_COUNTERS(HVS_ID) kCount };
+enum class RxDrop : uint8_t { HVS_RX_DROPS(HVS_ID) kCount };
+enum class TxDrop : uint8_t { HVS_TX_DROPS(HVS_ID) kCount };
+enum class CoreCounter : uint8_t { HVS_CORE_COUNTERS(HVS_ID) kCount };
+enum class SwitchStat : uint8_t { HVS_SWITCH_STATS(HVS_ID) kCount };
+#undef HVS_ID
+
+inline constexpr size_t kPortCounters = static_cast<size_t>(PortCounter::kCount);
+inline constexpr size_t kRxDrops = static_cast<size_t>(RxDrop::kCount);
+inline constexpr size_t kTxDrops = static_cast<size_t>(TxDrop::kCount);
+inline constexpr size_t kCoreCounters = static_cast<size_t>(CoreCounter::kCount);
+inline constexpr size_t kSwitchStats = static_cast<size_t>(SwitchStat::kCount);
+
+#define HVS_PORT_INFO(id, key, family, labels, help, shown) \
+  CounterInfo{key, family, labels, help, MetricKind::kCounter, shown},
+#define HVS_RX_DROP_INFO(id, key, counted_by) DropInfo{key, CountedBy::counted_by},
+#define HVS_TX_DROP_INFO(id, key) DropInfo{key, CountedBy::kWorker},
+#define HVS_CORE_INFO(id, key, family, help, shown) \
+  CounterInfo{key, family, Labels(), help, MetricKind::kCounter, shown},
+#define HVS_SWITCH_INFO(id, key, family, kind, help, shown) \
+  CounterInfo{key, family, Labels(), help, MetricKind::kind, shown},
+inline constexpr std::array<CounterInfo, kPortCounters> kPortCounterInfo = {
+    HVS_PORT_COUNTERS(HVS_PORT_INFO)};
+inline constexpr std::array<DropInfo, kRxDrops> kRxDropInfo = {HVS_RX_DROPS(HVS_RX_DROP_INFO)};
+inline constexpr std::array<DropInfo, kTxDrops> kTxDropInfo = {HVS_TX_DROPS(HVS_TX_DROP_INFO)};
+inline constexpr std::array<CounterInfo, kCoreCounters> kCoreCounterInfo = {
+    HVS_CORE_COUNTERS(HVS_CORE_INFO)};
+inline constexpr std::array<CounterInfo, kSwitchStats> kSwitchStatInfo = {
+    HVS_SWITCH_STATS(HVS_SWITCH_INFO)};
+#undef HVS_PORT_INFO
+#undef HVS_RX_DROP_INFO
+#undef HVS_TX_DROP_INFO
+#undef HVS_CORE_INFO
+#undef HVS_SWITCH_INFO
+
+// --- Compile-time checks of the tables -------------------------------------------------
+
+template <typename Info, size_t N>
+constexpr bool EveryKeyNamedAndUnique(const std::array<Info, N>& table) {
+  for (size_t i = 0; i < N; ++i) {
+    if (table[i].key.empty()) return false;
+    for (size_t j = 0; j < i; ++j) {
+      if (table[j].key == table[i].key) return false;
+    }
+  }
+  return true;
+}
+
+// A family's cells are adjacent, its first carries the HELP and the others none, and no
+// two cells of a family have the same labels.
+template <size_t N>
+constexpr bool FamiliesContiguousWithOneHelp(const std::array<CounterInfo, N>& table) {
+  for (size_t i = 0; i < N; ++i) {
+    if (table[i].family.empty()) return false;
+    const bool first = i == 0 || table[i - 1].family != table[i].family;
+    if (first == table[i].help.empty()) return false;
+    for (size_t j = 0; j + 1 < i; ++j) {
+      if (table[j].family == table[i].family && table[j + 1].family != table[i].family) {
+        return false;  // the family came before and was interrupted
+      }
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (table[j].family == table[i].family && table[j].labels[0].value ==
+          table[i].labels[0].value && table[j].labels[1].value == table[i].labels[1].value) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+template <size_t N>
+constexpr bool WorkerReasonsFirst(const std::array<DropInfo, N>& table) {
+  for (size_t i = 1; i < N; ++i) {
+    if (table[i - 1].counted_by == CountedBy::kDevice &&
+        table[i].counted_by == CountedBy::kWorker) {
+      return false;
+    }
+  }
+  return true;
+}
+
+template <size_t N>
+constexpr size_t WorkerReasons(const std::array<DropInfo, N>& table) {
+  size_t n = 0;
+  while (n < N && table[n].counted_by == CountedBy::kWorker) ++n;
+  return n;
+}
+
+static_assert(kPortCounterInfo.size() == kPortCounters && kRxDropInfo.size() == kRxDrops &&
+              kTxDropInfo.size() == kTxDrops && kCoreCounterInfo.size() == kCoreCounters &&
+              kSwitchStatInfo.size() == kSwitchStats);
+static_assert(EveryKeyNamedAndUnique(kPortCounterInfo) && EveryKeyNamedAndUnique(kRxDropInfo) &&
+              EveryKeyNamedAndUnique(kTxDropInfo) && EveryKeyNamedAndUnique(kCoreCounterInfo) &&
+              EveryKeyNamedAndUnique(kSwitchStatInfo));
+static_assert(FamiliesContiguousWithOneHelp(kPortCounterInfo) &&
+              FamiliesContiguousWithOneHelp(kCoreCounterInfo) &&
+              FamiliesContiguousWithOneHelp(kSwitchStatInfo));
+static_assert(WorkerReasonsFirst(kRxDropInfo) && WorkerReasons(kTxDropInfo) == kTxDrops);
+
+// The reasons a worker counts (the rest are the device's).
+inline constexpr size_t kWorkerRxDrops = WorkerReasons(kRxDropInfo);
+
+// --- Counter blocks --------------------------------------------------------------------
+
+// One port's cells: the same layout for the workers' counters and a reader's sums.
+template <typename Cell, size_t kRxCells>
+struct PortCells {
+  std::array<Cell, kPortCounters> counts{};  // by PortCounter
+  std::array<Cell, kRxCells> rx_drops{};     // by RxDrop
+  std::array<Cell, kTxDrops> tx_drops{};     // by TxDrop
+
+  Cell& operator[](PortCounter c) { return counts[static_cast<size_t>(c)]; }
+  const Cell& operator[](PortCounter c) const { return counts[static_cast<size_t>(c)]; }
+};
+
+// A port's block in one worker's counters. The indices are constants on the packet path.
+struct alignas(64) PortCounters : PortCells<Counter, kWorkerRxDrops> {
+  void Add(PortCounter c, uint64_t n) { (*this)[c].Add(n); }
+  template <RxDrop kReason>
+  void Drop(uint64_t n) {
+    static_assert(static_cast<size_t>(kReason) < kWorkerRxDrops, "the device counts it");
+    rx_drops[static_cast<size_t>(kReason)].Add(n);
+  }
+  void Drop(TxDrop reason, uint64_t n) { tx_drops[static_cast<size_t>(reason)].Add(n); }
+};
+static_assert(sizeof(PortCounters) % 64 == 0);
+// Every frame touches the packet, byte and tx burst counts: they stay in the first line.
+static_assert(static_cast<size_t>(PortCounter::kRxPackets) < 8 &&
+              static_cast<size_t>(PortCounter::kRxBytes) < 8 &&
+              static_cast<size_t>(PortCounter::kTxPackets) < 8 &&
+              static_cast<size_t>(PortCounter::kTxBytes) < 8 &&
+              static_cast<size_t>(PortCounter::kTxBursts) < 8);
+
+// A plain sum over workers, taken by a reader.
+struct PortTotals : PortCells<uint64_t, kRxDrops> {
+  using PortCells::operator[];
+  uint64_t& operator[](RxDrop r) { return rx_drops[static_cast<size_t>(r)]; }
+  uint64_t operator[](RxDrop r) const { return rx_drops[static_cast<size_t>(r)]; }
+  uint64_t& operator[](TxDrop r) { return tx_drops[static_cast<size_t>(r)]; }
+  uint64_t operator[](TxDrop r) const { return tx_drops[static_cast<size_t>(r)]; }
+
+  void AddFrom(const PortCounters& c) {
+    for (size_t i = 0; i < counts.size(); ++i) counts[i] += c.counts[i].Read();
+    for (size_t i = 0; i < c.rx_drops.size(); ++i) rx_drops[i] += c.rx_drops[i].Read();
+    for (size_t i = 0; i < tx_drops.size(); ++i) tx_drops[i] += c.tx_drops[i].Read();
+  }
+
+  // What was counted since `base` was taken.
+  PortTotals& operator-=(const PortTotals& base) {
+    for (size_t i = 0; i < counts.size(); ++i) counts[i] -= base.counts[i];
+    for (size_t i = 0; i < rx_drops.size(); ++i) rx_drops[i] -= base.rx_drops[i];
+    for (size_t i = 0; i < tx_drops.size(); ++i) tx_drops[i] -= base.tx_drops[i];
+    return *this;
+  }
+};
+
+// Receive bursts by size: bucket b counts bursts of up to kBurstBuckets[b] frames (and
+// more than the bucket before).
+inline constexpr std::array<uint16_t, 9> kBurstBuckets = {1, 2, 4, 8, 16, 32, 64, 128, 256};
+
+// The bucket of a burst of n (1 <= n <= 256) frames.
+inline size_t BurstBucket(uint16_t n) {
+  return n <= 1 ? 0 : static_cast<size_t>(32 - __builtin_clz(static_cast<unsigned>(n - 1)));
+}
+
+struct WorkerCounters {
+  std::array<PortCounters, kMaxPorts> ports;
+  alignas(64) std::array<Counter, kCoreCounters> core;  // by CoreCounter
+  // Receive calls that returned frames, by size.
+  std::array<Counter, kBurstBuckets.size()> rx_bursts;
+  // Frames a capture missed: no buffer for the copy, or its ring full (summed over
+  // workers into SwitchStat::kCaptureMissed).
+  Counter capture_missed;
+
+  Counter& operator[](CoreCounter c) { return core[static_cast<size_t>(c)]; }
+  const Counter& operator[](CoreCounter c) const { return core[static_cast<size_t>(c)]; }
+};
+
+}  // namespace hvswitch

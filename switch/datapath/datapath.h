@@ -1,0 +1,188 @@
+// Datapath: what the workers read about the bridge. The port set (ethdev ids, queues,
+// VLANs, MTUs, which worker polls what) is a PortTable the control thread publishes whole
+// and replaces under RCU when a port is added or removed; link state, offload
+// capabilities, learn limits and the FDB change in place. Written by the control thread;
+// read by workers.
+#pragma once
+
+#include <rte_spinlock.h>
+
+struct rte_mempool;
+struct rte_ring;
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
+#include "ports/port_spec.h"
+#include "switch/datapath/counters.h"
+#include "switch/datapath/fdb.h"
+#include "switch/datapath/vlan_table.h"
+
+namespace hvswitch {
+
+inline constexpr uint16_t kMaxBurst = 64;     // frames per Forwarder::HandleBurst call
+inline constexpr uint16_t kMaxRxBurst = 256;  // frames per rx poll (the --burst limit)
+
+struct DatapathPort {
+  uint16_t eth_port = 0;
+  uint16_t nb_txq = 1;
+  // Fewer tx queues than workers: workers share queue (worker % nb_txq) under tx_locks.
+  bool shared_tx = false;
+  uint16_t mtu = 1500;            // largest frame payload (after the Ethernet/VLAN header)
+  // Frames from the port may carry offload requests: a partial L4 checksum
+  // (RTE_MBUF_F_RX_L4_CKSUM_NONE: a vhost-user guest's NEEDS_CSUM, left so by the PMD) or
+  // a TCP super-frame (RTE_MBUF_F_RX_LRO: the guest's GSO).
+  bool rx_offload = false;
+  // A NIC with Tx offloads on: frames go through rte_eth_tx_prepare first.
+  bool tx_prepare = false;
+  // Received chains need their pkt_len summed again (ports/memif/memif_fixups.h).
+  bool recount_chains = false;
+  // Sent frames are freed only by the port's next transmit call (see reclaim_tx below).
+  bool reclaim_tx = false;
+};
+
+// The source MACs a secured port may use. mac=: the control thread writes the entries,
+// then the count (release); workers read the count once per burst (acquire). A count of 0:
+// any source. lock=1: until the port has a MAC its count is kUnclaimed, and the first
+// source a worker sees claims the port with one compare-and-swap on `claim` (several
+// workers may poll the port's queues: exactly one source wins), so that no frame from any
+// other source passes from that moment. The control thread then publishes the claimed
+// MAC as an ordinary allowed MAC, and arms the lock again when the guest goes.
+struct PortMacs {
+  static constexpr uint32_t kUnclaimed = ~uint32_t{0};
+  static constexpr uint64_t kClaimed = uint64_t{1} << 63;  // set in `claim` once claimed
+
+  std::atomic<uint32_t> count{0};
+  std::array<std::atomic<uint64_t>, kMaxPortMacs> macs{};
+  mutable std::atomic<uint64_t> claim{0};  // kClaimed | MAC; 0 while unclaimed
+
+  // Worker: whether `mac` may be a source, with n = count as read for the burst (not 0).
+  // On an unclaimed lock=1 port the first source claims it.
+  bool Admits(uint64_t mac, uint32_t n) const {
+    if (n != kUnclaimed) return Allows(mac, n);
+    const uint64_t mine = mac | kClaimed;
+    uint64_t current = claim.load(std::memory_order_relaxed);
+    if (current == 0 && claim.compare_exchange_strong(current, mine, std::memory_order_relaxed)) {
+      return true;
+    }
+    return current == mine;
+  }
+  // Any thread: whether `mac` is one of the n published MACs (a claim not yet published
+  // is not one).
+  bool Allows(uint64_t mac, uint32_t n) const {
+    if (n == kUnclaimed) return false;
+    for (uint32_t i = 0; i < n; ++i) {
+      if (macs[i].load(std::memory_order_relaxed) == mac) return true;
+    }
+    return false;
+  }
+
+  // Control thread: publishes fixed MACs (none: any source).
+  void Set(const std::vector<uint64_t>& allowed) {
+    for (size_t i = 0; i < allowed.size() && i < kMaxPortMacs; ++i) {
+      macs[i].store(allowed[i], std::memory_order_relaxed);
+    }
+    count.store(static_cast<uint32_t>(std::min(allowed.size(), kMaxPortMacs)),
+                std::memory_order_release);
+  }
+  // Control thread: a lock=1 port without a MAC; the next source a worker sees claims it.
+  void ArmLock() {
+    claim.store(0, std::memory_order_relaxed);
+    count.store(kUnclaimed, std::memory_order_release);
+  }
+  bool Armed() const { return count.load(std::memory_order_relaxed) == kUnclaimed; }
+  // Control thread: the MAC a worker claimed on an armed port, published as its allowed
+  // MAC; 0 when there is none yet (or the port is not armed).
+  uint64_t PublishClaim() {
+    if (!Armed()) return 0;
+    const uint64_t claimed = claim.load(std::memory_order_relaxed);
+    if (claimed == 0) return 0;
+    Set({claimed & ~kClaimed});
+    return claimed & ~kClaimed;
+  }
+};
+
+struct RxQueueRef {
+  uint16_t port;      // bridge port index
+  uint16_t eth_port;  // ethdev id
+  uint16_t queue;
+};
+
+// The ports as the workers see them, indexed by bridge port (a slot: a removed port's slot
+// stays empty until a new port takes it). Immutable once published: the control thread
+// builds a new table for every change, swaps it in and frees the old one after a grace
+// period (WorkerQuiescence).
+struct PortTable {
+  std::array<DatapathPort, kMaxPorts> ports{};
+  uint64_t present = 0;     // bit p set while slot p holds a port
+  // Bit p set for a port whose sent frames are freed only by its next transmit call
+  // (DatapathFlags::reclaim_tx: memif zero-copy): workers make an empty one every round
+  // (see Forwarder::ReclaimTx). Derived from the ports by Seal.
+  uint64_t reclaim_tx = 0;
+  uint16_t min_mtu = 1500;  // smallest port MTU: frames up to it skip the per-port check
+  VlanTable vlans;
+  // The receive queues each worker polls. A queue stays with its worker for as long as
+  // its port exists: two workers must never poll one queue.
+  std::array<std::vector<RxQueueRef>, kMaxWorkers> rx;
+
+  // VLANs, MTUs and presence from the slots' specs (null: empty slot). Ethdev ids, queues
+  // and rx lists are filled in by whoever opened the ports.
+  void Configure(const std::vector<const PortSpec*>& specs) {
+    present = 0;
+    vlans = VlanTable::Build(specs);
+    min_mtu = kMaxMtu;
+    for (size_t p = 0; p < specs.size() && p < kMaxPorts; ++p) {
+      if (specs[p] == nullptr) {
+        ports[p] = {};
+        continue;
+      }
+      present |= uint64_t{1} << p;
+      ports[p].mtu = specs[p]->mtu;
+      min_mtu = std::min(min_mtu, specs[p]->mtu);
+    }
+  }
+  // Every slot holds a port: specs[p] is port p's.
+  void Configure(const std::vector<PortSpec>& specs) { Configure(SpecSlots(specs)); }
+  // Once the slots' ports are filled in: the masks derived from them.
+  void Seal() {
+    reclaim_tx = 0;
+    for (size_t p = 0; p < kMaxPorts; ++p) {
+      if (((present >> p) & 1) && ports[p].reclaim_tx) reclaim_tx |= uint64_t{1} << p;
+    }
+  }
+};
+
+struct Datapath {
+  // Loaded by each worker once per poll round (acquire); see PortTable.
+  std::atomic<const PortTable*> table{nullptr};
+  const Fdb* fdb = nullptr;
+  mutable std::array<std::array<rte_spinlock_t, kMaxWorkers>, kMaxPorts> tx_locks{};
+  // Bit p set while port p's link is up (guest connected); written by the control thread.
+  std::atomic<uint64_t> up_mask{0};
+  // Bit p set while port p completes partial L4 checksums itself (a vhost-user guest that
+  // negotiated GUEST_CSUM, a NIC with the Tx offload) / segments TCP/IPv4 and TCP/IPv6
+  // super-frames (GUEST_TSO4/6, NIC TSO); written by the control thread as peers change.
+  std::atomic<uint64_t> csum_capable_mask{0};
+  std::atomic<uint64_t> tso4_capable_mask{0};
+  std::atomic<uint64_t> tso6_capable_mask{0};
+  std::array<PortMacs, kMaxPorts> port_macs;
+  // Bit p set while port p may not learn a new MAC (Fdb::Room): it has as many as its learn
+  // limit allows, or it is beyond its FDB reserve and the table's shared rest is full (then
+  // bit p of learn_full_mask is set too). Workers then count such frames instead of asking.
+  std::atomic<uint64_t> learn_blocked_mask{0};
+  std::atomic<uint64_t> learn_full_mask{0};
+  // The control thread's clock in seconds, for FDB last-seen times.
+  std::atomic<uint32_t> now_seconds{0};
+  // Packet capture (hvswitchctl capture): bit p set while frames received from / sent to
+  // port p are copied (rte_pcapng_copy, from capture_pool) into capture_ring for the
+  // control thread to write. The ring and pool are set before any bit is.
+  std::atomic<uint64_t> capture_rx_mask{0};
+  std::atomic<uint64_t> capture_tx_mask{0};
+  rte_ring* capture_ring = nullptr;
+  rte_mempool* capture_pool = nullptr;
+};
+
+}  // namespace hvswitch

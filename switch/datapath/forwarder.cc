@@ -1,0 +1,329 @@
+// The pipeline: HandleBurst and its stages, in the order the bridge's rules apply them
+// (tests/model/bridge_model.h). Each stage is inlined into HandleBurst: the burst's state
+// never leaves its stack frame except as values or frame pointers handed to egress.
+#include "switch/datapath/forwarder.h"
+
+#include <rte_cycles.h>
+#include <rte_ether.h>
+#include <rte_mbuf.h>
+#include <rte_prefetch.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "offload/egress_offload.h"
+#include "ports/memif/memif_fixups.h"
+#include "switch/datapath/mac_key.h"
+#include "switch/datapath/port_mask.h"
+#include "switch/datapath/verdict.h"
+
+namespace hvswitch {
+namespace {
+
+constexpr uint16_t kPrefetchAhead = 4;
+constexpr uint16_t kVlanTpid = RTE_BE16(RTE_ETHER_TYPE_VLAN);
+
+// What follows a frame's tag is another tag (802.1Q, 802.1ad, the old QinQ TPID).
+bool IsTagTpid(rte_be16_t ether_type) {
+  return ether_type == kVlanTpid || ether_type == RTE_BE16(RTE_ETHER_TYPE_QINQ) ||
+         ether_type == RTE_BE16(RTE_ETHER_TYPE_QINQ1);
+}
+
+// The VLAN of a frame received tagged on `in_port` (kNoVlan: the port does not carry it).
+[[gnu::always_inline]] inline uint16_t TaggedVlan(const VlanTable& vlans, uint16_t in_port,
+                                                  rte_mbuf* m, uint8_t& encap) {
+  auto* tag = reinterpret_cast<rte_vlan_hdr*>(
+      rte_pktmbuf_mtod_offset(m, uint8_t*, RTE_ETHER_HDR_LEN));
+  const uint16_t tci = rte_be_to_cpu_16(tag->vlan_tci);
+  const uint16_t vlan = vlans.Ingress(in_port, true, tci);
+  // Priority-tagged (VLAN id 0): in the port's untagged VLAN. The tag stays, with its
+  // priority, and from now on names that VLAN.
+  if ((tci & 0xfff) == 0 && vlan != kNoVlan) {
+    tag->vlan_tci = rte_cpu_to_be_16((tci & 0xf000) | vlan);
+  }
+  // hvswitch carries one tag: a second one is payload, and must not become the tag where
+  // the first is removed (VLAN hopping).
+  if (IsTagTpid(tag->eth_proto)) encap = kDoubleTagged;
+  return vlan;
+}
+
+// A source address no station may use: a group address (802.3) or 00:00:00:00:00:00.
+bool IsBadSource(uint64_t src) { return IsGroupKey(src) || src == 0; }
+
+}  // namespace
+
+void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
+  BurstArrays arrays;
+  Burst b(in_port, counters_.ports[in_port], arrays);
+  FixUp(in_port, pkts, n);                  // port quirks; the capture sees what came in
+  if (table_->ports[in_port].rx_offload) {  // VLANs, runs; runts, foreign VLANs dropped
+    Classify<true>(b, pkts, n);
+  } else {
+    Classify<false>(b, pkts, n);
+  }
+  if (b.nb_frames == 0) return;
+  LookUp(b);
+  ReadSharedState(b);
+  // Every run is decided on the table as earlier bursts taught it: the control thread
+  // applies what this one asks to learn.
+  Tally tally;
+  for (uint16_t r = 0; r < b.nb_runs; ++r) {
+    const Run& run = b.runs[r];
+    rte_mbuf** frames = b.frames + run.first;
+    if (!AdmitSource(b, run, frames, tally)) continue;     // malformed, spoofed
+    LearnSource(b, run, r, tally);                          // asked, refreshed, limited
+    Dispatch(b, run, frames, DecideRun(b, run, r), tally);  // unicast, flood, hairpin
+  }
+  CountDrops(b.in, tally);
+  FlushByPolicy();
+}
+
+inline void Forwarder::FixUp(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
+  if (table_->ports[in_port].recount_chains) RecountChains(pkts, n);
+  if ((datapath_.capture_rx_mask.load(std::memory_order_relaxed) >> in_port) & 1) {
+    CaptureReceived(in_port, pkts, n);
+  }
+}
+
+// Frames are grouped into runs of consecutive frames with the same source, destination
+// and encapsulation (a guest's burst is mostly one or two conversations).
+template <bool kOffloadPort>
+inline void Forwarder::Classify(Burst& b, rte_mbuf** pkts, uint16_t n) {
+  uint64_t rx_bytes = 0, malformed = 0, wrong_vlan = 0;
+  const uint16_t untagged_vlan = table_->vlans.Ingress(b.in_port, false, 0);
+  // The current run's keys and sums live in registers until the run ends.
+  uint64_t run_src = 0, run_dst = 0;
+  uint32_t run_bytes = 0, run_max = 0;
+  uint16_t run_len = 0;
+  uint8_t run_encap = 0;
+  bool run_offload = false;
+  uint16_t nb_frames = 0, nb_runs = 0;
+
+  for (uint16_t i = 0; i < n && i < kPrefetchAhead; ++i) {
+    rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void*));
+  }
+  for (uint16_t i = 0; i < n; ++i) {
+    // [[likely]]: laid out inline (one jump less per frame).
+    if (i + kPrefetchAhead < n) [[likely]] {
+      rte_prefetch0(rte_pktmbuf_mtod(pkts[i + kPrefetchAhead], void*));
+    }
+    rte_mbuf* m = pkts[i];
+    const uint32_t len = m->pkt_len;
+    rx_bytes += len;
+    const auto* eth = rte_pktmbuf_mtod(m, const uint8_t*);
+    if (m->data_len < RTE_ETHER_HDR_LEN) {  // a runt: the header must be in one segment
+      ++malformed;
+      rte_pktmbuf_free(m);
+      continue;
+    }
+    // Two 8-byte loads give both MACs in the FDB key layout and the EtherType.
+    uint64_t head, tail;
+    std::memcpy(&head, eth, 8);      // destination MAC, 2 bytes of source
+    std::memcpy(&tail, eth + 6, 8);  // source MAC, EtherType
+    const uint64_t src = KeyMac(tail);
+    uint8_t encap = (tail >> 48) == kVlanTpid ? kTagged : kUntagged;
+    // A tag must sit in the first segment.
+    if (encap != kUntagged && m->data_len < RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN) {
+      ++malformed;
+      rte_pktmbuf_free(m);
+      continue;
+    }
+    uint16_t vlan = untagged_vlan;
+    if (encap != kUntagged) vlan = TaggedVlan(table_->vlans, b.in_port, m, encap);
+    if (vlan == kNoVlan) {
+      ++wrong_vlan;
+      rte_pktmbuf_free(m);
+      continue;
+    }
+    const uint64_t vlan_bits = uint64_t{vlan} << 48;
+    const uint64_t src_key = src | vlan_bits;
+    const uint64_t dst_key = KeyMac(head) | vlan_bits;
+    const bool offload = kOffloadPort && ((m->ol_flags & RTE_MBUF_F_RX_LRO) ||
+                                          (m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) ==
+                                              RTE_MBUF_F_RX_L4_CKSUM_NONE);
+    b.frames[nb_frames] = m;
+    // [[likely]]: a frame mostly continues its run (a guest's burst is one or two
+    // conversations); the run's end is the jump.
+    if (((src_key ^ run_src) | (dst_key ^ run_dst)) == 0 && encap == run_encap &&
+        (!kOffloadPort || offload == run_offload) && nb_runs != 0) [[likely]] {
+      ++run_len;
+      run_bytes += len;
+      run_max = std::max(run_max, len);
+    } else {
+      if (nb_runs != 0) b.runs[nb_runs - 1].Close(run_len, run_bytes, run_max);
+      b.runs[nb_runs++] = {src_key, dst_key, 0, 0, nb_frames, 0, vlan, encap != kUntagged,
+                           encap == kDoubleTagged, offload};
+      run_src = src_key;
+      run_dst = dst_key;
+      run_encap = encap;
+      run_offload = offload;
+      run_len = 1;
+      run_bytes = run_max = len;
+    }
+    ++nb_frames;
+  }
+  if (nb_runs != 0) b.runs[nb_runs - 1].Close(run_len, run_bytes, run_max);
+  b.nb_frames = nb_frames;
+  b.nb_runs = nb_runs;
+  b.in.Add(PortCounter::kRxPackets, n);
+  b.in.Add(PortCounter::kRxBytes, rx_bytes);
+  if (malformed != 0) b.in.Drop<RxDrop::kMalformed>(malformed);
+  if (wrong_vlan != 0) b.in.Drop<RxDrop::kVlan>(wrong_vlan);
+}
+
+// Sources in keys[0..nb_runs), destinations after them: one bulk lookup when they fit.
+inline void Forwarder::LookUp(Burst& b) {
+  const uint16_t nb_runs = b.nb_runs;
+  const uint64_t version = nb_runs == 1 ? datapath_.fdb->version() : 0;
+  const bool reuse = nb_runs == 1 && version == last_.version && b.runs[0].src == last_.src &&
+                     b.runs[0].dst == last_.dst;
+  if (reuse) {
+    b.src_hits = last_.hits & 1;
+    b.dst_hits = last_.hits >> 1;
+    b.ports[0] = last_.ports[0];
+    b.ports[1] = last_.ports[1];
+    b.positions[0] = last_.src_position;
+    return;
+  }
+  uint64_t keys[2 * kMaxBurst];
+  for (uint16_t r = 0; r < nb_runs; ++r) {
+    keys[r] = b.runs[r].src;
+    keys[nb_runs + r] = b.runs[r].dst;
+  }
+  if (2 * nb_runs <= Fdb::kMaxBulk) {
+    uint64_t hits = datapath_.fdb->LookupBulk(keys, 2 * nb_runs, b.ports, b.positions);
+    b.src_hits = hits & ((uint64_t{1} << nb_runs) - 1);  // nb_runs <= 32 here
+    b.dst_hits = hits >> nb_runs;
+  } else {
+    b.src_hits = datapath_.fdb->LookupBulk(keys, nb_runs, b.ports, b.positions);
+    b.dst_hits = datapath_.fdb->LookupBulk(keys + nb_runs, nb_runs, b.ports + nb_runs);
+  }
+  if (nb_runs == 1) {
+    // The version was read before the lookup: a change during it shows at the next burst.
+    const bool src_hit = b.src_hits & 1, dst_hit = b.dst_hits & 1;
+    last_ = {version, b.runs[0].src, b.runs[0].dst, b.src_hits | (b.dst_hits << 1),
+             {src_hit ? b.ports[0] : uint16_t{0}, dst_hit ? b.ports[1] : uint16_t{0}},
+             src_hit ? b.positions[0] : -1};
+  }
+}
+
+inline void Forwarder::ReadSharedState(Burst& b) {
+  up_mask_ = LoadUpMask();
+  capture_tx_ = datapath_.capture_tx_mask.load(std::memory_order_relaxed);
+  b.learn_blocked =
+      (datapath_.learn_blocked_mask.load(std::memory_order_relaxed) >> b.in_port) & 1;
+  b.now_seconds = datapath_.now_seconds.load(std::memory_order_relaxed);
+  b.now_tsc = options_.flush_cycles != 0 ? rte_rdtsc() : 0;
+  now_ = b.now_tsc;
+  b.allowed = &datapath_.port_macs[b.in_port];
+  b.nb_allowed = b.allowed->count.load(std::memory_order_acquire);
+}
+
+// A source no station may use is malformed: checked once per run, whose frames share it.
+// Neither it nor a source the port does not allow is learned or forwarded.
+inline bool Forwarder::AdmitSource(const Burst& b, const Run& run, rte_mbuf** frames,
+                                   Tally& tally) {
+  if (IsBadSource(KeyMac(run.src))) {
+    tally.bad_source += run.len;
+    rte_pktmbuf_free_bulk(frames, run.len);
+    return false;
+  }
+  if (b.nb_allowed != 0 && !b.allowed->Admits(KeyMac(run.src), b.nb_allowed)) {
+    tally.spoofed += run.len;
+    rte_pktmbuf_free_bulk(frames, run.len);
+    return false;
+  }
+  return true;
+}
+
+inline void Forwarder::LearnSource(Burst& b, const Run& run, uint16_t r, Tally& tally) {
+  const bool src_hit = (b.src_hits >> r) & 1;
+  if (src_hit && !WantsLearn(b.in_port, false, true, b.ports[r])) {
+    datapath_.fdb->Touch(b.positions[r], b.now_seconds);  // current here: refreshed
+    return;
+  }
+  // A port at its limit, or beyond its reserve of a full table, learns no new MAC; a move
+  // (rare) still goes to the control thread, which knows whether the entry is static.
+  if (b.learn_blocked && !src_hit) {
+    const bool full =
+        (datapath_.learn_full_mask.load(std::memory_order_relaxed) >> b.in_port) & 1;
+    (full ? tally.table_full : tally.limited) += run.len;
+    return;
+  }
+  if (b.now_tsc == 0) b.now_tsc = rte_rdtsc();
+  if (!learn_.Request(run.src, b.in_port, b.now_tsc, run.len)) {
+    counters_[CoreCounter::kLearnQueueDrops].Add(1);
+  }
+}
+
+inline Verdict Forwarder::DecideRun(const Burst& b, const Run& run, uint16_t r) const {
+  // The port is read only for a hit (a miss leaves it unwritten).
+  if (((b.dst_hits >> r) & 1) == 0) return Decide(b.in_port, IsGroupKey(run.dst), false, 0);
+  return Decide(b.in_port, IsGroupKey(run.dst), true, b.ports[b.nb_runs + r]);
+}
+
+inline void Forwarder::Dispatch(const Burst& b, const Run& run, rte_mbuf** run_frames,
+                                Verdict verdict, Tally& tally) {
+  switch (verdict.kind) {
+    case VerdictKind::kUnicast:
+      if (run.offload) {
+        // Rare (guests with offloads): settle each frame, then send what it became.
+        const uint64_t target = uint64_t{1} << verdict.port;
+        const bool retag = run.tagged == table_->vlans.SendsUntagged(run.vlan, verdict.port);
+        for (uint16_t i = 0; i < run.len; ++i) {
+          rte_mbuf* out[kMaxSegments];
+          const uint16_t nb = ResolveOffload(target, run_frames[i], b.in, out);
+          for (uint16_t k = 0; k < nb; ++k) UnicastFrame(verdict.port, out[k], run, retag);
+        }
+      } else {
+        UnicastRun(verdict.port, run, run_frames);
+      }
+      break;
+    case VerdictKind::kFlood: {
+      // Every other port that is up and carries the VLAN; none: received, sent nowhere.
+      const uint64_t targets = FloodTargets(b.in_port, run.vlan);
+      if (targets == 0) {
+        tally.no_destination += run.len;
+        rte_pktmbuf_free_bulk(run_frames, run.len);
+        break;
+      }
+      for (uint16_t i = 0; i < run.len; ++i) {
+        if (!run.offload) {
+          Flood(targets, run, run_frames[i]);
+          continue;
+        }
+        rte_mbuf* out[kMaxSegments];
+        const uint16_t nb = ResolveOffload(targets, run_frames[i], b.in, out);
+        for (uint16_t k = 0; k < nb; ++k) Flood(targets, run, out[k]);
+      }
+      break;
+    }
+    case VerdictKind::kHairpinDrop:
+      tally.hairpin += run.len;
+      rte_pktmbuf_free_bulk(run_frames, run.len);
+      break;
+  }
+}
+
+inline void Forwarder::CountDrops(PortCounters& in, const Tally& tally) {
+  if (tally.bad_source != 0) in.Drop<RxDrop::kMalformed>(tally.bad_source);
+  if (tally.hairpin != 0) in.Drop<RxDrop::kHairpin>(tally.hairpin);
+  if (tally.spoofed != 0) in.Drop<RxDrop::kSpoofed>(tally.spoofed);
+  if (tally.no_destination != 0) in.Drop<RxDrop::kNoDestination>(tally.no_destination);
+  if (tally.limited != 0) in.Add(PortCounter::kLearnLimited, tally.limited);
+  if (tally.table_full != 0) in.Add(PortCounter::kLearnTableFull, tally.table_full);
+}
+
+inline void Forwarder::FlushByPolicy() {
+  if (options_.flush_cycles == 0) {
+    FlushAll();
+    return;
+  }
+  uint64_t full = 0;
+  ForEachBit(pending_, [&](uint16_t p) {
+    if (tx_[p].n >= options_.flush_batch) full |= uint64_t{1} << p;
+  });
+  ForEachBit(full, [&](uint16_t p) { FlushPort(p); });
+}
+
+}  // namespace hvswitch

@@ -1,0 +1,164 @@
+// Forwarder: one worker's bridge pipeline. A received burst is classified as a whole
+// (VLAN, source learning requests, bulk destination lookup, verdicts), then transmitted
+// grouped by destination port. With a flush interval, frames for a port wait up to that
+// long (or until a burst's worth is queued) so that guests get fewer, fuller bursts and
+// fewer notifications. Worker thread only: no locks (except tx queues shared by workers),
+// no allocation, no exceptions; counters are the worker's own.
+// Where its parts live: forwarder.cc the pipeline (HandleBurst and its stages, over a
+// Burst: burst.h), egress.cc the way frames reach their ports' buffers, tx_buffers.cc the
+// buffers and their flushing, capture_tap.cc the capture copies.
+#pragma once
+
+#include <rte_ether.h>
+
+#include <array>
+#include <cstdint>
+
+#include "switch/datapath/burst.h"
+#include "switch/datapath/counters.h"
+#include "switch/datapath/datapath.h"
+#include "switch/datapath/learn_queue.h"
+#include "switch/datapath/verdict.h"
+
+struct rte_mbuf;
+
+namespace hvswitch {
+
+struct ForwarderOptions {
+  uint16_t worker = 0;        // picks this worker's tx queue on each port
+  uint64_t flush_cycles = 0;  // TSC cycles a frame may wait for company; 0: send at once
+  uint16_t flush_batch = 32;  // a port with this many frames waiting is sent at once
+};
+
+class Forwarder {
+ public:
+  Forwarder(const Datapath& datapath, const ForwarderOptions& options,
+            WorkerCounters& counters, LearnQueue& learn)
+      : datapath_(datapath), table_(datapath.table.load(std::memory_order_acquire)),
+        options_(options), counters_(counters), learn_(learn) {}
+
+  // The port table to forward with from now on. Frames still waiting for a flush were
+  // meant for the ports of the previous table: the worker flushes them first (FlushAll)
+  // while that table is safe to use. What still waits when the table changed after that
+  // look (a port of it may be gone, or its slot taken) is dropped, counted as link_down.
+  void Use(const PortTable* table) {
+    if (table != table_ && pending_ != 0) DropPending(pending_);
+    table_ = table;
+  }
+
+  // Takes ownership of n <= kMaxBurst mbufs received on bridge port `in_port`.
+  void HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n);
+  // Sends what waited past its deadline (`now`: TSC); the worker calls it every round.
+  void FlushExpired(uint64_t now);
+  // Sends everything waiting.
+  void FlushAll();
+  // Lets the ports in the table's reclaim_tx free what their peers have taken: DPDK
+  // 22.11's memif zero-copy transmit frees sent frames only when called again, and
+  // whatever it still holds when the peer goes is lost to its pool.
+  void ReclaimTx();
+  bool HasPending() const { return pending_ != 0; }
+
+ private:
+  struct TxBuffer {
+    uint16_t n = 0;
+    uint64_t bytes = 0;
+    uint64_t deadline = 0;  // TSC; set when the first frame enters an empty buffer
+    rte_mbuf* pkts[kMaxBurst];
+  };
+  // The pipeline's stages (forwarder.cc), in HandleBurst's order. Always inlined into
+  // it: the burst's state stays in its registers and stack frame (a Burst& or Tally&
+  // passed to a real call would send every count through memory).
+  // Port fix-ups (memif chains) and the receive capture.
+  [[gnu::always_inline]] inline void FixUp(uint16_t in_port, rte_mbuf** pkts, uint16_t n);
+  // VLAN and encapsulation of every frame, grouped into runs; runts and frames of a VLAN
+  // the port does not carry are dropped; received frames counted. Instantiated twice so
+  // that ports without offload requests pay nothing for them.
+  template <bool kOffloadPort>
+  [[gnu::always_inline]] inline void Classify(Burst& b, rte_mbuf** pkts, uint16_t n);
+  // Every run's source and destination in the FDB (the last single run's reused).
+  [[gnu::always_inline]] inline void LookUp(Burst& b);
+  // Link, capture and learn masks, clocks, the port's allowed sources.
+  [[gnu::always_inline]] inline void ReadSharedState(Burst& b);
+  // Drops a run whose source is not a station's or not allowed on the port.
+  [[gnu::always_inline]] inline bool AdmitSource(const Burst& b, const Run& run, rte_mbuf** frames,
+                                                 Tally& tally);
+  // Asks to learn (or refreshes) the run's source, or counts why it is not learned.
+  [[gnu::always_inline]] inline void LearnSource(Burst& b, const Run& run, uint16_t r,
+                                                 Tally& tally);
+  [[gnu::always_inline]] inline Verdict DecideRun(const Burst& b, const Run& run, uint16_t r) const;
+  // Sends the run where the verdict says: one port, a flood, or nowhere (hairpin).
+  [[gnu::always_inline]] inline void Dispatch(const Burst& b, const Run& run, rte_mbuf** frames,
+                                              Verdict verdict, Tally& tally);
+  [[gnu::always_inline]] inline void CountDrops(PortCounters& in, const Tally& tally);
+  // Sends now, or only what filled a burst (the rest waits for FlushExpired).
+  [[gnu::always_inline]] inline void FlushByPolicy();
+
+  // Egress (egress.cc): frames to their ports' transmit buffers, out of line.
+  // A run's frames to `port`: the common case (same encapsulation, within the MTU) whole.
+  void UnicastRun(uint16_t port, const Run& run, rte_mbuf** frames);
+  // One frame of a run to `port`: MTU check, tag change (`retag`), queued.
+  void UnicastFrame(uint16_t port, rte_mbuf* m, const Run& run, bool retag);
+  // The ports a frame of `vlan` from `in_port` floods to: up, carrying it, not in_port.
+  uint64_t FloodTargets(uint16_t in_port, uint16_t vlan) const {
+    return table_->vlans.members[vlan] & up_mask_ & ~(uint64_t{1} << in_port);
+  }
+  // A frame of `run` to `targets` (not 0): MTU checks, tag changes, queued.
+  void Flood(uint64_t targets, const Run& run, rte_mbuf* m);
+  // Settles a frame's offload requests for all of `targets` at once (copies of a flood
+  // never diverge) and counts how; returns the frames to send in `out` (kMaxSegments):
+  // the frame or its segments. 0 when it cannot be sent: freed and counted.
+  uint16_t ResolveOffload(uint64_t targets, rte_mbuf* m, PortCounters& in, rte_mbuf** out);
+  // Sends `targets` the same frame as one mbuf whose reference count covers them all.
+  void Share(uint64_t targets, rte_mbuf* m);
+
+  // Transmit buffers (tx_buffers.cc): one per port, sent by FlushPort.
+  void Enqueue(uint16_t port, rte_mbuf* m);
+  void EnqueueRun(uint16_t port, rte_mbuf** frames, uint16_t n, uint64_t bytes);
+  void FlushPort(uint16_t port);
+  // Frees what waits for `ports`, counted as link_down.
+  void DropPending(uint64_t ports);
+
+  // Capture (capture_tap.cc): copies frames of a captured port into the capture ring
+  // (rx: as received; tx: the first `sent` of `copies`, the rest freed).
+  void CaptureReceived(uint16_t port, rte_mbuf* const* pkts, uint16_t n);
+  uint16_t CopyForCapture(uint16_t port, rte_mbuf* const* pkts, uint16_t n, rte_mbuf** copies,
+                          bool rx);
+  void EnqueueCaptured(rte_mbuf** copies, uint16_t n);
+
+  // A port's transmit queue for this worker, and the queue's lock when workers share it
+  // (else null).
+  uint16_t TxQueue(const DatapathPort& dp) const {
+    return options_.worker < dp.nb_txq ? options_.worker : options_.worker % dp.nb_txq;
+  }
+  rte_spinlock_t* TxLock(uint16_t port, const DatapathPort& dp, uint16_t queue) const {
+    return dp.shared_tx ? &datapath_.tx_locks[port][queue] : nullptr;
+  }
+  // Ports that exist and are up.
+  uint64_t LoadUpMask() const {
+    return datapath_.up_mask.load(std::memory_order_relaxed) & table_->present;
+  }
+
+  // The lookup of the last burst that was a single run (a steady conversation sends
+  // burst after burst of them), reused while the FDB's version stays the same.
+  struct LastLookup {
+    uint64_t version = ~uint64_t{0};
+    uint64_t src = 0, dst = 0;
+    uint64_t hits = 0;  // bit 0: source, bit 1: destination
+    uint16_t ports[2] = {};
+    int32_t src_position = -1;
+  };
+
+  const Datapath& datapath_;
+  const PortTable* table_;
+  const ForwarderOptions options_;
+  LastLookup last_;
+  WorkerCounters& counters_;
+  LearnQueue& learn_;
+  uint64_t up_mask_ = 0;  // as read at the start of the current burst
+  uint64_t capture_tx_ = 0;  // Datapath::capture_tx_mask, as read with up_mask_
+  uint64_t now_ = 0;      // TSC at the start of the current burst, when flushing by time
+  uint64_t pending_ = 0;  // ports with frames in tx_
+  std::array<TxBuffer, kMaxPorts> tx_;
+};
+
+}  // namespace hvswitch

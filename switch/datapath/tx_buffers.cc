@@ -1,0 +1,133 @@
+// Transmit buffers: frames wait per port (this worker's own) until FlushPort sends them,
+// at once after each burst or when they fill or expire (ForwarderOptions::flush_cycles).
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "switch/datapath/forwarder.h"
+#include "switch/datapath/port_mask.h"
+
+namespace hvswitch {
+namespace {
+
+// A short tx burst is retried while the queue keeps taking frames, at most this often:
+// a guest that is merely slow gets its frames, a stalled one costs bounded work.
+constexpr int kTxRetries = 2;
+
+}  // namespace
+
+void Forwarder::Enqueue(uint16_t port, rte_mbuf* m) {
+  TxBuffer& buffer = tx_[port];
+  if (buffer.n == kMaxBurst) FlushPort(port);
+  if (buffer.n == 0) buffer.deadline = now_ + options_.flush_cycles;
+  buffer.pkts[buffer.n++] = m;
+  buffer.bytes += m->pkt_len;
+  pending_ |= uint64_t{1} << port;
+}
+
+void Forwarder::EnqueueRun(uint16_t port, rte_mbuf** frames, uint16_t n, uint64_t bytes) {
+  TxBuffer& buffer = tx_[port];
+  if (buffer.n + n > kMaxBurst) FlushPort(port);
+  if (buffer.n == 0) buffer.deadline = now_ + options_.flush_cycles;
+  for (uint16_t i = 0; i < n; ++i) buffer.pkts[buffer.n + i] = frames[i];  // mostly 1-4
+  buffer.n = static_cast<uint16_t>(buffer.n + n);
+  buffer.bytes += bytes;
+  pending_ |= uint64_t{1} << port;
+}
+
+void Forwarder::FlushExpired(uint64_t now) {
+  up_mask_ = LoadUpMask();
+  capture_tx_ = datapath_.capture_tx_mask.load(std::memory_order_relaxed);
+  uint64_t due = 0;
+  ForEachBit(pending_, [&](uint16_t p) {
+    if (now >= tx_[p].deadline) due |= uint64_t{1} << p;
+  });
+  ForEachBit(due, [&](uint16_t p) { FlushPort(p); });
+}
+
+void Forwarder::ReclaimTx() {
+  ForEachBit(table_->reclaim_tx & LoadUpMask(), [&](uint16_t p) {
+    const DatapathPort& dp = table_->ports[p];
+    const uint16_t queue = TxQueue(dp);
+    rte_spinlock_t* lock = TxLock(p, dp, queue);
+    if (lock != nullptr) rte_spinlock_lock(lock);
+    rte_eth_tx_burst(dp.eth_port, queue, nullptr, 0);
+    if (lock != nullptr) rte_spinlock_unlock(lock);
+  });
+}
+
+void Forwarder::FlushAll() {
+  ForEachBit(pending_, [&](uint16_t p) { FlushPort(p); });
+}
+
+void Forwarder::DropPending(uint64_t ports) {
+  ForEachBit(ports, [&](uint16_t p) {
+    TxBuffer& buffer = tx_[p];
+    rte_pktmbuf_free_bulk(buffer.pkts, buffer.n);
+    counters_.ports[p].Drop(TxDrop::kLinkDown, buffer.n);
+    buffer.n = 0;
+    buffer.bytes = 0;
+  });
+  pending_ &= ~ports;
+}
+
+void Forwarder::FlushPort(uint16_t port) {
+  TxBuffer& buffer = tx_[port];
+  PortCounters& out = counters_.ports[port];
+  uint16_t n = buffer.n;
+  uint64_t bytes = buffer.bytes;
+  buffer.n = 0;
+  buffer.bytes = 0;
+  pending_ &= ~(uint64_t{1} << port);
+  if (!((up_mask_ >> port) & 1)) {
+    rte_pktmbuf_free_bulk(buffer.pkts, n);
+    out.Drop(TxDrop::kLinkDown, n);
+    return;
+  }
+  const DatapathPort& dp = table_->ports[port];
+  const uint16_t queue = TxQueue(dp);
+  rte_spinlock_t* lock = TxLock(port, dp, queue);
+  if (dp.tx_prepare) {
+    // The device refuses what it cannot offload (its limits on segments, sizes).
+    uint16_t ok = rte_eth_tx_prepare(dp.eth_port, queue, buffer.pkts, n);
+    while (ok < n) {
+      bytes -= buffer.pkts[ok]->pkt_len;
+      rte_pktmbuf_free(buffer.pkts[ok]);
+      out.Drop(TxDrop::kOffload, 1);
+      std::memmove(buffer.pkts + ok, buffer.pkts + ok + 1, (n - ok - 1) * sizeof(rte_mbuf*));
+      --n;
+      ok = static_cast<uint16_t>(ok + rte_eth_tx_prepare(dp.eth_port, queue, buffer.pkts + ok,
+                                                         n - ok));
+    }
+  }
+  // Copied before sending: a device may free a frame as soon as it has it.
+  rte_mbuf* captured[kMaxBurst];
+  const uint16_t nb_captured =
+      (capture_tx_ >> port) & 1 ? CopyForCapture(port, buffer.pkts, n, captured, false) : 0;
+  if (lock != nullptr) rte_spinlock_lock(lock);
+  uint16_t sent = rte_eth_tx_burst(dp.eth_port, queue, buffer.pkts, n);
+  for (int retry = 0; sent < n && retry < kTxRetries; ++retry) {
+    uint16_t more = rte_eth_tx_burst(dp.eth_port, queue, buffer.pkts + sent, n - sent);
+    if (more == 0) break;
+    sent += more;
+  }
+  if (lock != nullptr) rte_spinlock_unlock(lock);
+  if (sent < n) {
+    for (uint16_t i = sent; i < n; ++i) bytes -= buffer.pkts[i]->pkt_len;
+    rte_pktmbuf_free_bulk(buffer.pkts + sent, n - sent);
+    out.Drop(TxDrop::kQueueFull, n - sent);
+  }
+  out.Add(PortCounter::kTxPackets, sent);
+  out.Add(PortCounter::kTxBytes, bytes);
+  if (sent != 0) out.Add(PortCounter::kTxBursts, 1);
+  if (nb_captured != 0) {
+    // Only what the port took; copies failed from the end of the burst.
+    const uint16_t keep = std::min(nb_captured, sent);
+    if (nb_captured > keep) rte_pktmbuf_free_bulk(captured + keep, nb_captured - keep);
+    EnqueueCaptured(captured, keep);
+  }
+}
+
+}  // namespace hvswitch

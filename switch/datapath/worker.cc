@@ -1,0 +1,58 @@
+#include "switch/datapath/worker.h"
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+
+#include <algorithm>
+
+#include "ports/port_driver.h"
+
+namespace hvswitch {
+
+int Worker::Main(void* self) {
+  static_cast<Worker*>(self)->Run();
+  return 0;
+}
+
+void Worker::Run() {
+  rte_mbuf* pkts[kMaxRxBurst];
+  for (const PortDriver* driver : PortDrivers()) driver->OnWorkerThread();
+  quiescence_.Online(id_);
+  uint64_t start = rte_rdtsc();
+  const PortTable* table = datapath_.table.load(std::memory_order_acquire);
+  forwarder_.Use(table);
+  while (!stop_.load(std::memory_order_relaxed)) {
+    uint32_t received = 0;
+    for (const RxQueueRef& q : table->rx[id_]) {
+      uint16_t n = rte_eth_rx_burst(q.eth_port, q.queue, pkts, burst_);
+      if (n == 0) continue;
+      counters_.rx_bursts[BurstBucket(n)].Add(1);
+      // The forwarder takes at most kMaxBurst frames at a time (one bulk FDB lookup).
+      for (uint16_t off = 0; off < n; off += kMaxBurst) {
+        forwarder_.HandleBurst(q.port, pkts + off, std::min<uint16_t>(kMaxBurst, n - off));
+      }
+      received += n;
+    }
+    if (received != 0) counters_[CoreCounter::kPackets].Add(received);
+    if (table->reclaim_tx != 0) forwarder_.ReclaimTx();
+    uint64_t now = rte_rdtsc();
+    if (flushes_by_time_ && forwarder_.HasPending()) forwarder_.FlushExpired(now);
+    if (datapath_.table.load(std::memory_order_relaxed) != table) {
+      // What waits was meant for the old table's ports (one may be going): sent while
+      // that table is still safe to use, i.e. before this round's quiescent state.
+      forwarder_.FlushAll();
+    }
+    quiescence_.Quiescent(id_);
+    // Nothing read before the quiescent state may be used after it (the control thread may
+    // free it as soon as every worker has reported one): the table is read anew.
+    table = datapath_.table.load(std::memory_order_acquire);
+    forwarder_.Use(table);
+    counters_[received != 0 ? CoreCounter::kBusyCycles : CoreCounter::kIdleCycles].Add(
+        now - start);
+    start = now;
+  }
+  forwarder_.FlushAll();
+  quiescence_.Offline(id_);
+}
+
+}  // namespace hvswitch

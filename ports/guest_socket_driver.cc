@@ -2,13 +2,14 @@
 
 #include "ports/peer_socket_guard.h"
 #include "ports/port_spec.h"
+#include "ports/spec_keys.h"
 
 namespace hvswitch {
 
 PortTraits GuestSocketDriver::Traits(const PortSpec& spec) const {
   PortTraits traits;
-  traits.socket = traits.endpoint = spec.path;
-  traits.owns_socket = !spec.client;
+  traits.socket = traits.endpoint = std::string(SocketPath(spec));
+  traits.owns_socket = !IsClient(spec);
   return traits;
 }
 

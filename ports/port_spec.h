@@ -10,6 +10,7 @@
 #include "absl/strings/string_view.h"
 
 #include "absl/status/statusor.h"
+#include "ports/driver_keys.h"
 #include "ports/port_driver.h"
 
 namespace hvswitch {
@@ -19,17 +20,10 @@ struct PortSpec {
   // type=: the port type's driver (ports/drivers.cc). Null: a port without a device (the
   // data path's tests), with a device's role and no traits.
   const PortDriver* driver = nullptr;
-  std::string path;      // vhost-user / memif socket
-  // Connect to a socket the guest created (vhost-user: QEMU's server=on; memif: the peer
-  // is the memif server, hvswitch the client) instead of creating it.
-  bool client = false;
-  // memif client only: the peer reads and writes hvswitch's buffers in place (DPDK's
-  // zero-copy mode) instead of each side copying through the shared rings. The peer sees
-  // all of hvswitch's DPDK memory: only for peers trusted like hvswitch itself.
-  bool zero_copy = false;
-  uint16_t queues = 1;   // vhost-user queue pairs
-  uint32_t memif_id = 0; // memif interface id on the socket
-  std::string devargs;   // dpdk: taken verbatim
+  // The type's own keys (path=, client=, queues=, id=, zero_copy=, devargs=, ...), as its
+  // driver's key parsers stored them; only the driver reads them (the embedded default
+  // configuration and tests set them by name).
+  DriverKeys driver_keys;
   // VLANs. Neither access nor trunk: the port carries every VLAN, untagged frames in
   // VLAN 0 (what a plain bridge does). Access: untagged on the wire, `access_vlan` inside.
   // Trunk: tagged frames of the listed VLANs; untagged ones belong to the native VLAN.

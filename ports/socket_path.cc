@@ -7,16 +7,15 @@
 
 #include <cerrno>
 #include <cstring>
-#include "absl/strings/string_view.h"
-
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 
 namespace hvswitch {
 namespace {
 
-absl::Status PathError(const PortSpec& spec, absl::string_view problem) {
+absl::Status PathError(const PortSpec& spec, absl::string_view path, absl::string_view problem) {
   return absl::FailedPreconditionError(
-      absl::StrCat("port '", spec.name, "': socket ", spec.path, ": ", problem));
+      absl::StrCat("port '", spec.name, "': socket ", path, ": ", problem));
 }
 
 // Never waits: a listener whose backlog is full (EAGAIN) is a listener too. A memif
@@ -39,26 +38,28 @@ bool HasListener(const std::string& path) {
 }  // namespace
 
 absl::Status PrepareSocketPath(const PortSpec& spec) {
-  if (!spec.OwnsSocket()) return absl::OkStatus();
-  if (spec.path.size() >= sizeof(sockaddr_un{}.sun_path)) {
-    return PathError(spec, "path is too long for a UNIX socket");
+  const PortTraits traits = spec.Traits();
+  if (!traits.owns_socket || !traits.socket) return absl::OkStatus();
+  const std::string& path = *traits.socket;
+  if (path.size() >= sizeof(sockaddr_un{}.sun_path)) {
+    return PathError(spec, path, "path is too long for a UNIX socket");
   }
   std::string dir = ".";
-  if (size_t slash = spec.path.rfind('/'); slash != std::string::npos) {
-    dir = slash == 0 ? "/" : spec.path.substr(0, slash);
+  if (size_t slash = path.rfind('/'); slash != std::string::npos) {
+    dir = slash == 0 ? "/" : path.substr(0, slash);
   }
   struct stat st{};
   if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    return PathError(spec, absl::StrCat("directory ", dir, " does not exist"));
+    return PathError(spec, path, absl::StrCat("directory ", dir, " does not exist"));
   }
   if (access(dir.c_str(), W_OK | X_OK) != 0) {
-    return PathError(spec, absl::StrCat("directory ", dir, " is not writable"));
+    return PathError(spec, path, absl::StrCat("directory ", dir, " is not writable"));
   }
-  if (lstat(spec.path.c_str(), &st) == 0) {
-    if (!S_ISSOCK(st.st_mode)) return PathError(spec, "exists and is not a socket");
-    if (HasListener(spec.path)) return PathError(spec, "is in use by another process");
-    if (unlink(spec.path.c_str()) != 0) {
-      return PathError(spec, absl::StrCat("cannot remove stale socket: ", strerror(errno)));
+  if (lstat(path.c_str(), &st) == 0) {
+    if (!S_ISSOCK(st.st_mode)) return PathError(spec, path, "exists and is not a socket");
+    if (HasListener(path)) return PathError(spec, path, "is in use by another process");
+    if (unlink(path.c_str()) != 0) {
+      return PathError(spec, path, absl::StrCat("cannot remove stale socket: ", strerror(errno)));
     }
   }
   return absl::OkStatus();

@@ -22,22 +22,33 @@ absl::Status ParseSpecFlag(const PortSpec& spec, absl::string_view key, absl::st
   return absl::OkStatus();
 }
 
+absl::Status StoreSpecNumber(PortSpec& spec, absl::string_view key, absl::string_view value,
+                             absl::string_view what, uint32_t min, uint32_t max) {
+  uint32_t number = 0;
+  absl::Status status = ParseSpecNumber(spec, key, value, what, min, max, number);
+  if (status.ok()) spec.driver_keys.Set(key, absl::StrCat(number));
+  return status;
+}
+
+absl::Status StoreSpecFlag(PortSpec& spec, absl::string_view key, absl::string_view value) {
+  bool flag = false;
+  absl::Status status = ParseSpecFlag(spec, key, value, flag);
+  if (status.ok()) spec.driver_keys.Set(key, flag ? "1" : "0");
+  return status;
+}
+
 absl::Status ApplyPath(absl::string_view value, PortSpec& spec) {
   if (value.empty()) return SpecError(spec.name, "empty path");
-  spec.path = std::string(value);
+  spec.driver_keys.Set("path", value);
   return absl::OkStatus();
 }
 
 absl::Status ApplyClient(absl::string_view value, PortSpec& spec) {
-  return ParseSpecFlag(spec, "client", value, spec.client);
+  return StoreSpecFlag(spec, "client", value);
 }
 
 absl::Status ApplyQueues(absl::string_view value, PortSpec& spec) {
-  uint32_t queues = 0;
-  absl::Status status =
-      ParseSpecNumber(spec, "queues", value, "a number", 1, kMaxQueuesPerPort, queues);
-  if (status.ok()) spec.queues = static_cast<uint16_t>(queues);
-  return status;
+  return StoreSpecNumber(spec, "queues", value, "a number", 1, kMaxQueuesPerPort);
 }
 
 }  // namespace hvswitch

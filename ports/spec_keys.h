@@ -1,7 +1,6 @@
 // Parsing a spec key's value, for the shared grammar (port_spec.cc) and the drivers' own
 // keys: errors name the port and the problem in one line, as every spec error does.
-// Also the keys several drivers share (their PortSpec fields are shared until the drivers
-// own their keys).
+// Also the keys several drivers share.
 #pragma once
 
 #include <cstdint>
@@ -21,10 +20,23 @@ absl::Status ParseSpecNumber(const PortSpec& spec, absl::string_view key, absl::
 absl::Status ParseSpecFlag(const PortSpec& spec, absl::string_view key, absl::string_view value,
                            bool& out);
 
-// path=SOCKET (vhost-user, memif), client=0|1 (vhost-user, memif), queues=N (vhost-user
-// queue pairs, a device's rx queues).
+// Parse and store a driver's key in spec.driver_keys (DriverKeys::Number / Flag read it).
+absl::Status StoreSpecNumber(PortSpec& spec, absl::string_view key, absl::string_view value,
+                             absl::string_view what, uint32_t min, uint32_t max);
+absl::Status StoreSpecFlag(PortSpec& spec, absl::string_view key, absl::string_view value);
+
+// path=SOCKET (vhost-user, memif), client=0|1 (vhost-user, memif: connect to a socket the
+// guest created — QEMU's server=on, a memif server — instead of creating it), queues=N
+// (vhost-user queue pairs, a device's rx queues).
 absl::Status ApplyPath(absl::string_view value, PortSpec& spec);
 absl::Status ApplyClient(absl::string_view value, PortSpec& spec);
 absl::Status ApplyQueues(absl::string_view value, PortSpec& spec);
+inline absl::string_view SocketPath(const PortSpec& spec) {
+  return spec.driver_keys.Text("path");
+}
+inline bool IsClient(const PortSpec& spec) { return spec.driver_keys.Flag("client"); }
+inline uint16_t QueueCount(const PortSpec& spec) {
+  return static_cast<uint16_t>(spec.driver_keys.Number("queues", 1));
+}
 
 }  // namespace hvswitch

@@ -223,7 +223,7 @@ int Main(int argc, char** argv) {
   rte_eal_cleanup();
   // A port that failed half-way may have left its socket: remove every socket we own.
   for (const PortSpec& spec : options->ports) {
-    if (spec.OwnsSocket()) RemoveSocketFile(spec.path);
+    if (spec.OwnsSocket()) RemoveSocketFile(*spec.Traits().socket);
   }
   return code;
 }

@@ -9,10 +9,12 @@
 namespace hvswitch {
 namespace {
 
+// devargs=: a PCI address or a DPDK vdev string, taken verbatim.
 absl::Status ApplyDevargs(absl::string_view value, PortSpec& spec) {
-  spec.devargs = std::string(value);
+  spec.driver_keys.Set("devargs", value);
   return absl::OkStatus();
 }
+absl::string_view DevargsText(const PortSpec& spec) { return spec.driver_keys.Text("devargs"); }
 
 constexpr SpecKey kKeys[] = {{"queues", ApplyQueues},
                              {"devargs", ApplyDevargs, /*rest_of_line=*/true}};
@@ -27,20 +29,20 @@ class Driver final : public PortDriver {
   }
   std::span<const SpecKey> keys() const override { return kKeys; }
   absl::Status Check(const PortSpec& spec, const KeysGiven& given) const override {
-    if (!given.contains("devargs") || spec.devargs.empty()) {
+    if (!given.contains("devargs") || DevargsText(spec).empty()) {
       return SpecError(spec.name, "missing devargs= (a PCI address or a DPDK vdev string)");
     }
     return absl::OkStatus();
   }
   // devargs= takes the rest of the line: last.
   void AppendKeys(const PortSpec& spec, std::string&, std::string& tail) const override {
-    if (spec.queues != 1) absl::StrAppend(&tail, ",queues=", spec.queues);
-    absl::StrAppend(&tail, ",devargs=", spec.devargs);
+    if (QueueCount(spec) != 1) absl::StrAppend(&tail, ",queues=", QueueCount(spec));
+    absl::StrAppend(&tail, ",devargs=", DevargsText(spec));
   }
   PortRole role() const override { return PortRole::kDevice; }
   PortTraits Traits(const PortSpec& spec) const override {
     PortTraits traits;
-    traits.endpoint = spec.devargs;
+    traits.endpoint = std::string(DevargsText(spec));
     traits.root_only = "type=dpdk ports (devices) need root; the --ctl_group may manage "
                        "vhost-user and memif ports";
     traits.fills_rx_rings = true;
@@ -49,14 +51,17 @@ class Driver final : public PortDriver {
   // PCI devices are probed by the EAL, from its allow-list; vdevs are hot-plugged.
   void AddEalNeeds(std::span<const PortSpec* const> mine, EalNeeds& needs) const override {
     for (const PortSpec* spec : mine) {
-      if (IsPciDevargs(spec->devargs)) needs.pci_allow.push_back(spec->devargs);
+      const std::string devargs(DevargsText(*spec));
+      if (IsPciDevargs(devargs)) needs.pci_allow.push_back(devargs);
     }
   }
 
-  std::string Devargs(const PortSpec& spec, int) const override { return spec.devargs; }
+  std::string Devargs(const PortSpec& spec, int) const override {
+    return std::string(DevargsText(spec));
+  }
   PortQueues Queues(const PortSpec& spec, uint16_t nb_workers) const override {
     PortQueues queues;
-    queues.nb_rxq = spec.queues;
+    queues.nb_rxq = QueueCount(spec);
     queues.nb_txq = nb_workers;
     return queues;
   }

@@ -10,14 +10,22 @@
 namespace hvswitch {
 namespace {
 
+// id=N: the memif interface id on the socket.
 absl::Status ApplyId(absl::string_view value, PortSpec& spec) {
-  if (absl::SimpleAtoi(value, &spec.memif_id)) return absl::OkStatus();
-  return SpecError(spec.name, "id must be a non-negative number");
+  uint32_t id = 0;
+  if (!absl::SimpleAtoi(value, &id)) return SpecError(spec.name, "id must be a non-negative number");
+  spec.driver_keys.Set("id", absl::StrCat(id));
+  return absl::OkStatus();
 }
+uint32_t MemifId(const PortSpec& spec) { return spec.driver_keys.Number("id", 0); }
 
+// zero_copy=1 (client only): the peer reads and writes hvswitch's buffers in place (DPDK's
+// zero-copy mode) instead of each side copying through the shared rings. The peer sees
+// all of hvswitch's DPDK memory: only for peers trusted like hvswitch itself.
 absl::Status ApplyZeroCopy(absl::string_view value, PortSpec& spec) {
-  return ParseSpecFlag(spec, "zero_copy", value, spec.zero_copy);
+  return StoreSpecFlag(spec, "zero_copy", value);
 }
+bool ZeroCopy(const PortSpec& spec) { return spec.driver_keys.Flag("zero_copy"); }
 
 constexpr SpecKey kKeys[] = {{"path", ApplyPath}, {"client", ApplyClient}, {"id", ApplyId},
                              {"zero_copy", ApplyZeroCopy}};
@@ -35,11 +43,11 @@ class Driver final : public GuestSocketDriver {
   std::span<const SpecKey> keys() const override { return kKeys; }
   absl::Status Check(const PortSpec& spec, const KeysGiven& given) const override {
     if (!given.contains("path")) return SpecError(spec.name, "missing path= (the memif socket)");
-    if (spec.zero_copy && !spec.client) {
+    if (ZeroCopy(spec) && !IsClient(spec)) {
       // DPDK's memif PMD shares the client's buffers only.
       return SpecError(spec.name, "zero_copy=1 needs client=1 (the peer is the memif server)");
     }
-    if (spec.zero_copy && spec.quota == 0) {
+    if (ZeroCopy(spec) && spec.quota == 0) {
       // DPDK 22.11's memif PMD loses the buffers on a zero-copy port's receive ring at
       // every disconnect: they must come from the port's own pool, not the shared one.
       return SpecError(spec.name, "zero_copy=1 needs quota=N (a pool of the port's own)");
@@ -47,13 +55,13 @@ class Driver final : public GuestSocketDriver {
     return absl::OkStatus();
   }
   void AppendKeys(const PortSpec& spec, std::string& head, std::string&) const override {
-    absl::StrAppend(&head, ",path=", spec.path, spec.client ? ",client=1" : "",
-                    spec.zero_copy ? ",zero_copy=1" : "",
-                    spec.memif_id != 0 ? absl::StrCat(",id=", spec.memif_id) : "");
+    absl::StrAppend(&head, ",path=", SocketPath(spec), IsClient(spec) ? ",client=1" : "",
+                    ZeroCopy(spec) ? ",zero_copy=1" : "",
+                    MemifId(spec) != 0 ? absl::StrCat(",id=", MemifId(spec)) : "");
   }
   PortTraits Traits(const PortSpec& spec) const override {
     PortTraits traits = GuestSocketDriver::Traits(spec);
-    if (spec.zero_copy) {
+    if (ZeroCopy(spec)) {
       traits.root_only = "zero_copy=1 (the peer sees all of hvswitch's memory) needs root";
     }
     return traits;
@@ -68,15 +76,15 @@ class Driver final : public GuestSocketDriver {
 
   std::string Devargs(const PortSpec& spec, int index) const override {
     // A filesystem socket (not the abstract namespace) as VPP and libmemif expect.
-    return absl::StrCat("net_memif", index, ",role=", spec.client ? "client" : "server",
-                        ",socket=", spec.path, ",socket-abstract=no,id=", spec.memif_id,
-                        spec.zero_copy ? ",zero-copy=yes" : "");
+    return absl::StrCat("net_memif", index, ",role=", IsClient(spec) ? "client" : "server",
+                        ",socket=", SocketPath(spec), ",socket-abstract=no,id=", MemifId(spec),
+                        ZeroCopy(spec) ? ",zero-copy=yes" : "");
   }
   // The memif client decides how many rings it opens; one pair always exists.
   PortQueues Queues(const PortSpec&, uint16_t) const override { return {}; }
   void BeforeStart(const PortSpec& spec) const override {
     // The EAL may have added segment lists since the last start.
-    if (spec.zero_copy) memseg_fd_guard::ProtectMemsegFds();
+    if (ZeroCopy(spec)) memseg_fd_guard::ProtectMemsegFds();
   }
   // A memif client: DPDK's PMD connects to its server only when the device starts, and
   // never again by itself after the server went away or was not there yet. Started again
@@ -85,17 +93,17 @@ class Driver final : public GuestSocketDriver {
   // may panic in its interrupt thread, seen with a loaded CPU).
   ReconnectPolicy Reconnect(const PortSpec& spec) const override {
     ReconnectPolicy policy;
-    if (!spec.client) return policy;
+    if (!IsClient(spec)) return policy;
     policy.enabled = true;
     policy.after_failed_start = std::chrono::milliseconds(1000);
     policy.after_start = std::chrono::milliseconds(10000);
-    policy.waiting = absl::StrCat("no memif server at ", spec.path);
+    policy.waiting = absl::StrCat("no memif server at ", SocketPath(spec));
     return policy;
   }
   // memif offloads nothing: the default (nothing configured) holds.
   DatapathFlags Flags(const PortSpec& spec, const DeviceSetup&) const override {
     DatapathFlags flags;
-    flags.recount_chains = flags.reclaim_tx = spec.zero_copy;  // ports/memif/memif_fixups.h
+    flags.recount_chains = flags.reclaim_tx = ZeroCopy(spec);  // ports/memif/memif_fixups.h
     return flags;
   }
 

@@ -33,23 +33,24 @@ class Driver final : public GuestSocketDriver {
     return absl::OkStatus();
   }
   void AppendKeys(const PortSpec& spec, std::string& head, std::string&) const override {
-    absl::StrAppend(&head, ",path=", spec.path, spec.client ? ",client=1" : "",
-                    spec.queues != 1 ? absl::StrCat(",queues=", spec.queues) : "");
+    absl::StrAppend(&head, ",path=", SocketPath(spec), IsClient(spec) ? ",client=1" : "",
+                    QueueCount(spec) != 1 ? absl::StrCat(",queues=", QueueCount(spec)) : "");
   }
 
   std::string Devargs(const PortSpec& spec, int index) const override {
     // Compliant offload flags: a guest's partial checksum and its GSO super-frames arrive
     // as Rx metadata (RX_L4_CKSUM_NONE, RX_LRO + tso_segsz) for hvswitch to resolve per
     // destination. tso=1 offers the guest HOST_TSO4/6.
-    return absl::StrCat("net_vhost", index, ",iface=", spec.path, ",queues=", spec.queues,
-                        ",client=", spec.client ? 1 : 0, ",legacy-ol-flags=0,tso=1");
+    return absl::StrCat("net_vhost", index, ",iface=", SocketPath(spec), ",queues=",
+                        QueueCount(spec), ",client=", IsClient(spec) ? 1 : 0,
+                        ",legacy-ol-flags=0,tso=1");
   }
   PortQueues Queues(const PortSpec& spec, uint16_t nb_workers) const override {
     // A tx queue the guest did not enable swallows nothing: tx queues beyond the guest's
     // queue pairs would drop every frame, so workers share instead.
     PortQueues queues;
-    queues.nb_rxq = spec.queues;
-    queues.nb_txq = std::min(nb_workers, spec.queues);
+    queues.nb_rxq = QueueCount(spec);
+    queues.nb_txq = std::min(nb_workers, queues.nb_rxq);
     return queues;
   }
   DeviceSetup Configure(const PortSpec&, const rte_eth_dev_info& info,

@@ -331,7 +331,7 @@ std::vector<PortSpec> DefaultPorts(absl::string_view runtime_dir) {
     PortSpec spec;
     spec.name = name;
     spec.driver = FindPortDriver(type);
-    spec.path = absl::StrCat(runtime_dir, socket);
+    spec.driver_keys.Set("path", absl::StrCat(runtime_dir, socket));
     return spec;
   };
   return {port("vm1", "vhost-user", "/vm1.sock"), port("vm2", "vhost-user", "/vm2.sock"),

@@ -67,7 +67,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   hvswitch::PortSpec odd;
   odd.name = "odd";
   odd.driver = hvswitch::FindPortDriver("vhost-user");
-  odd.path = std::string("/tmp/\xff\xfe\xc3.sock");  // root may give any bytes
+  odd.driver_keys.Set("path", "/tmp/\xff\xfe\xc3.sock");  // root may give any bytes
   bridge.AddPort(odd).IgnoreError();
   bridge.Learn(0x0000'0102'0304'0506ull, 0);
   const int fds_before = OpenFds();

@@ -39,9 +39,8 @@ static_assert(sizeof(DaemonOptions) == 288,
 }
 
 bool SamePort(const PortSpec& a, const PortSpec& b) {
-  return a.name == b.name && a.driver == b.driver && a.path == b.path && a.client == b.client &&
-         a.zero_copy == b.zero_copy && a.queues == b.queues && a.memif_id == b.memif_id &&
-         a.devargs == b.devargs && a.access_vlan == b.access_vlan &&
+  return a.name == b.name && a.driver == b.driver && a.driver_keys == b.driver_keys &&
+         a.access_vlan == b.access_vlan &&
          a.trunk_vlans == b.trunk_vlans && a.native_vlan == b.native_vlan && a.mtu == b.mtu &&
          a.learn_limit == b.learn_limit && a.allowed_macs == b.allowed_macs &&
          a.lock_mac == b.lock_mac && a.quota == b.quota;

@@ -260,7 +260,7 @@ class SaveConfigTest : public ::testing::Test {
     PortSpec vm;
     vm.name = "vm";
     vm.driver = FindPortDriver("vhost-user");
-    vm.path = dir_ + "/vm.sock";
+    vm.driver_keys.Set("path", dir_ + "/vm.sock");
     ASSERT_TRUE(bridge_.AddPort(vm).ok());
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }

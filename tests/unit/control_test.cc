@@ -126,7 +126,7 @@ PortSpec Guest(const std::string& path, absl::string_view type = "vhost-user") {
   PortSpec spec;
   spec.name = std::string("g");  // not = "g": GCC 12 -O3 false -Wrestrict (PR 105329)
   spec.driver = FindPortDriver(type);
-  spec.path = path;
+  spec.driver_keys.Set("path", path);
   return spec;
 }
 
@@ -157,17 +157,18 @@ TEST(ControlPolicyTest, GroupMembersManageGuestPortsInTheRuntimeDirectoryOnly) {
   // Outside the runtime directory, a device, a zero-copy peer: root only.
   for (PortSpec spec : {Guest("/etc/vm.sock"), Guest(dir / "../vm.sock")}) {
     EXPECT_EQ(policy.MayManagePort(member, spec).code(), absl::StatusCode::kPermissionDenied)
-        << spec.path;
-    EXPECT_TRUE(policy.MayManagePort(root, spec).ok()) << spec.path;
+        << spec.driver_keys.Text("path");
+    EXPECT_TRUE(policy.MayManagePort(root, spec).ok()) << spec.driver_keys.Text("path");
   }
   PortSpec device;
   device.name = "p";
   device.driver = FindPortDriver("dpdk");
-  device.devargs = "net_pcap0,tx_pcap=/etc/shadow";
+  device.driver_keys.Set("devargs", "net_pcap0,tx_pcap=/etc/shadow");
   EXPECT_EQ(policy.MayManagePort(member, device).code(), absl::StatusCode::kPermissionDenied);
   EXPECT_TRUE(policy.MayManagePort(root, device).ok());
   PortSpec zero_copy = Guest(dir / "z.sock", "memif");
-  zero_copy.client = zero_copy.zero_copy = true;
+  zero_copy.driver_keys.Set("client", "1");
+  zero_copy.driver_keys.Set("zero_copy", "1");
   EXPECT_EQ(policy.MayManagePort(member, zero_copy).code(), absl::StatusCode::kPermissionDenied);
 
   // A symlink in the runtime directory counts where it leads.
@@ -176,7 +177,7 @@ TEST(ControlPolicyTest, GroupMembersManageGuestPortsInTheRuntimeDirectoryOnly) {
   { std::ofstream(elsewhere + "/qemu.sock") << ""; }
   ASSERT_EQ(symlink((elsewhere + "/qemu.sock").c_str(), (dir / "q.sock").c_str()), 0);
   PortSpec client = Guest(dir / "q.sock");
-  client.client = true;
+  client.driver_keys.Set("client", "1");
   EXPECT_EQ(policy.MayManagePort(member, client).code(), absl::StatusCode::kPermissionDenied);
 }
 
@@ -186,13 +187,13 @@ TEST(ControlPolicyTest, NoPortOnTheControlSocketNotEvenRoots) {
   { std::ofstream(ctl) << ""; }
   const ControlPolicy policy{dir.path(), ctl};
   PortSpec spec = Guest(ctl);
-  spec.client = true;
+  spec.driver_keys.Set("client", "1");
   EXPECT_EQ(policy.MayManagePort(ControlRole::kRoot, spec).code(),
             absl::StatusCode::kInvalidArgument);
   ASSERT_EQ(symlink(ctl.c_str(), (dir / "x.sock").c_str()), 0);
-  spec.path = dir / "x.sock";
+  spec.driver_keys.Set("path", dir / "x.sock");
   EXPECT_FALSE(policy.MayManagePort(ControlRole::kRoot, spec).ok());
-  spec.path = dir / "./hvswitch.ctl";
+  spec.driver_keys.Set("path", dir / "./hvswitch.ctl");
   EXPECT_FALSE(policy.MayManagePort(ControlRole::kRoot, spec).ok());
 }
 

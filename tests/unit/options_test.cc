@@ -34,7 +34,7 @@ TEST(OptionsTest, NoPortMeansTheDefaultConfiguration) {
   ASSERT_TRUE(o.ok());
   EXPECT_TRUE(o->uses_default_ports);
   ASSERT_EQ(o->ports.size(), 3u);
-  EXPECT_EQ(o->ports[0].path, "/tmp/r/vm1.sock");
+  EXPECT_EQ(o->ports[0].Traits().socket, "/tmp/r/vm1.sock");
   EXPECT_EQ(o->ports[2].type_name(), "memif");
   EXPECT_EQ(o->metrics_address, "127.0.0.1:9417");
 }

@@ -16,17 +16,17 @@ TEST(PortSpecTest, VhostUserWithEveryKey) {
   ASSERT_TRUE(spec.ok()) << spec.status();
   EXPECT_EQ(spec->name, "vm1");
   EXPECT_EQ(spec->type_name(), "vhost-user");
-  EXPECT_EQ(spec->path, "/run/x/vm1.sock");
-  EXPECT_TRUE(spec->client);
-  EXPECT_EQ(spec->queues, 4);
+  EXPECT_EQ(spec->driver_keys.Text("path"), "/run/x/vm1.sock");
+  EXPECT_TRUE(spec->driver_keys.Flag("client"));
+  EXPECT_EQ(spec->driver_keys.Number("queues", 1), 4u);
   EXPECT_FALSE(spec->OwnsSocket());  // QEMU owns a client-mode socket
 }
 
 TEST(PortSpecTest, VhostUserDefaultsToServerWithOneQueue) {
   absl::StatusOr<PortSpec> spec = ParsePortSpec("vm1,type=vhost-user,path=/s");
   ASSERT_TRUE(spec.ok());
-  EXPECT_FALSE(spec->client);
-  EXPECT_EQ(spec->queues, 1);
+  EXPECT_FALSE(spec->driver_keys.Flag("client"));
+  EXPECT_EQ(spec->driver_keys.Number("queues", 1), 1u);
   EXPECT_TRUE(spec->OwnsSocket());
 }
 
@@ -34,13 +34,13 @@ TEST(PortSpecTest, Memif) {
   absl::StatusOr<PortSpec> spec = ParsePortSpec("m0,type=memif,path=/run/m.sock,id=7");
   ASSERT_TRUE(spec.ok());
   EXPECT_EQ(spec->type_name(), "memif");
-  EXPECT_EQ(spec->memif_id, 7u);
+  EXPECT_EQ(spec->driver_keys.Number("id", 0), 7u);
   EXPECT_TRUE(spec->OwnsSocket());
   // The peer serves the socket; hvswitch connects, in place with zero_copy=1.
   spec = ParsePortSpec("m1,type=memif,path=/run/m.sock,client=1,zero_copy=1,quota=4096");
   ASSERT_TRUE(spec.ok()) << spec.status();
-  EXPECT_TRUE(spec->client);
-  EXPECT_TRUE(spec->zero_copy);
+  EXPECT_TRUE(spec->driver_keys.Flag("client"));
+  EXPECT_TRUE(spec->driver_keys.Flag("zero_copy"));
   EXPECT_FALSE(spec->OwnsSocket());
 }
 
@@ -48,7 +48,7 @@ TEST(PortSpecTest, DpdkDevargsTakenVerbatimWithCommas) {
   absl::StatusOr<PortSpec> spec =
       ParsePortSpec("up0,type=dpdk,devargs=net_af_packet0,iface=eth1,qpairs=2");
   ASSERT_TRUE(spec.ok()) << spec.status();
-  EXPECT_EQ(spec->devargs, "net_af_packet0,iface=eth1,qpairs=2");
+  EXPECT_EQ(spec->driver_keys.Text("devargs"), "net_af_packet0,iface=eth1,qpairs=2");
   EXPECT_FALSE(spec->OwnsSocket());
 }
 
@@ -86,7 +86,7 @@ TEST(PortSpecTest, VlansMtuAndLearnLimit) {
   EXPECT_TRUE(plain.trunk_vlans.empty());
   EXPECT_EQ(plain.mtu, 1500);
   PortSpec nic = *ParsePortSpec("n,type=dpdk,queues=4,devargs=net_null0");
-  EXPECT_EQ(nic.queues, 4);
+  EXPECT_EQ(nic.driver_keys.Number("queues", 1), 4u);
 }
 
 // Guest ports learn at most 1024 MACs unless learn_limit= says otherwise (0: no limit);

@@ -23,6 +23,10 @@ void DriverKeys::Set(absl::string_view key, absl::string_view value) {
   }
 }
 
+void DriverKeys::Erase(absl::string_view key) {
+  std::erase_if(values_, [key](const auto& entry) { return entry.first == key; });
+}
+
 absl::string_view DriverKeys::Text(absl::string_view key, absl::string_view fallback) const {
   const std::string* value = Find(key);
   return value != nullptr ? absl::string_view(*value) : fallback;

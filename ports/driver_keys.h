@@ -18,10 +18,14 @@ class DriverKeys {
  public:
   // Replaces an earlier value of `key`.
   void Set(absl::string_view key, absl::string_view value);
+  // As if `key` was not given: what a key given at its default value stores, so that
+  // equal specs hold equal keys however they were written.
+  void Erase(absl::string_view key);
   bool Has(absl::string_view key) const { return Find(key) != nullptr; }
   // The value as stored; `fallback` when the key was not given.
   absl::string_view Text(absl::string_view key, absl::string_view fallback = "") const;
-  // A value its parser stored as a decimal number (StoreSpecNumber); `fallback` if none.
+  // A value its parser stored as a decimal number (StoreSpecNumber); `fallback` (the key's
+  // default) if none.
   uint32_t Number(absl::string_view key, uint32_t fallback) const;
   // A value its parser stored as 0 or 1 (StoreSpecFlag); false if none.
   bool Flag(absl::string_view key) const { return Text(key) == "1"; }

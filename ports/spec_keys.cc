@@ -23,17 +23,28 @@ absl::Status ParseSpecFlag(const PortSpec& spec, absl::string_view key, absl::st
 }
 
 absl::Status StoreSpecNumber(PortSpec& spec, absl::string_view key, absl::string_view value,
-                             absl::string_view what, uint32_t min, uint32_t max) {
+                             absl::string_view what, uint32_t min, uint32_t max,
+                             uint32_t fallback) {
   uint32_t number = 0;
   absl::Status status = ParseSpecNumber(spec, key, value, what, min, max, number);
-  if (status.ok()) spec.driver_keys.Set(key, absl::StrCat(number));
+  if (!status.ok()) return status;
+  if (number == fallback) {
+    spec.driver_keys.Erase(key);
+  } else {
+    spec.driver_keys.Set(key, absl::StrCat(number));
+  }
   return status;
 }
 
 absl::Status StoreSpecFlag(PortSpec& spec, absl::string_view key, absl::string_view value) {
   bool flag = false;
   absl::Status status = ParseSpecFlag(spec, key, value, flag);
-  if (status.ok()) spec.driver_keys.Set(key, flag ? "1" : "0");
+  if (!status.ok()) return status;
+  if (flag) {
+    spec.driver_keys.Set(key, "1");
+  } else {
+    spec.driver_keys.Erase(key);
+  }
   return status;
 }
 
@@ -48,7 +59,8 @@ absl::Status ApplyClient(absl::string_view value, PortSpec& spec) {
 }
 
 absl::Status ApplyQueues(absl::string_view value, PortSpec& spec) {
-  return StoreSpecNumber(spec, "queues", value, "a number", 1, kMaxQueuesPerPort);
+  return StoreSpecNumber(spec, "queues", value, "a number", 1, kMaxQueuesPerPort,
+                         kDefaultQueues);
 }
 
 }  // namespace hvswitch

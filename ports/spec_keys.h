@@ -20,9 +20,11 @@ absl::Status ParseSpecNumber(const PortSpec& spec, absl::string_view key, absl::
 absl::Status ParseSpecFlag(const PortSpec& spec, absl::string_view key, absl::string_view value,
                            bool& out);
 
-// Parse and store a driver's key in spec.driver_keys (DriverKeys::Number / Flag read it).
+// Parse and store a driver's key in spec.driver_keys (DriverKeys::Number / Flag read it);
+// a value equal to the key's default (`fallback`, 0) is stored as not given.
 absl::Status StoreSpecNumber(PortSpec& spec, absl::string_view key, absl::string_view value,
-                             absl::string_view what, uint32_t min, uint32_t max);
+                             absl::string_view what, uint32_t min, uint32_t max,
+                             uint32_t fallback);
 absl::Status StoreSpecFlag(PortSpec& spec, absl::string_view key, absl::string_view value);
 
 // path=SOCKET (vhost-user, memif), client=0|1 (vhost-user, memif: connect to a socket the
@@ -35,8 +37,9 @@ inline absl::string_view SocketPath(const PortSpec& spec) {
   return spec.driver_keys.Text("path");
 }
 inline bool IsClient(const PortSpec& spec) { return spec.driver_keys.Flag("client"); }
+inline constexpr uint32_t kDefaultQueues = 1;
 inline uint16_t QueueCount(const PortSpec& spec) {
-  return static_cast<uint16_t>(spec.driver_keys.Number("queues", 1));
+  return static_cast<uint16_t>(spec.driver_keys.Number("queues", kDefaultQueues));
 }
 
 }  // namespace hvswitch

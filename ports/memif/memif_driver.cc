@@ -14,7 +14,11 @@ namespace {
 absl::Status ApplyId(absl::string_view value, PortSpec& spec) {
   uint32_t id = 0;
   if (!absl::SimpleAtoi(value, &id)) return SpecError(spec.name, "id must be a non-negative number");
-  spec.driver_keys.Set("id", absl::StrCat(id));
+  if (id == 0) {
+    spec.driver_keys.Erase("id");  // the default
+  } else {
+    spec.driver_keys.Set("id", absl::StrCat(id));
+  }
   return absl::OkStatus();
 }
 uint32_t MemifId(const PortSpec& spec) { return spec.driver_keys.Number("id", 0); }

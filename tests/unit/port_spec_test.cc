@@ -44,6 +44,19 @@ TEST(PortSpecTest, Memif) {
   EXPECT_FALSE(spec->OwnsSocket());
 }
 
+// A type's keys at their defaults are stored as not given: a spec means the same however
+// it was written, and its ToString (which leaves defaults out) parses back equal.
+TEST(PortSpecTest, DriverKeysAtTheirDefaultsEqualKeysNotGiven) {
+  EXPECT_EQ(ParsePortSpec("a,type=vhost-user,path=/s,client=0,queues=1")->driver_keys,
+            ParsePortSpec("a,type=vhost-user,path=/s")->driver_keys);
+  EXPECT_EQ(ParsePortSpec("a,type=memif,id=0,zero_copy=0,path=/s")->driver_keys,
+            ParsePortSpec("a,path=/s,type=memif")->driver_keys);
+  EXPECT_FALSE(ParsePortSpec("a,type=memif,path=/s,id=3")->driver_keys ==
+               ParsePortSpec("a,type=memif,path=/s")->driver_keys);
+  EXPECT_FALSE(ParsePortSpec("a,type=vhost-user,path=/s,queues=2")->driver_keys ==
+               ParsePortSpec("a,type=vhost-user,path=/t,queues=2")->driver_keys);
+}
+
 TEST(PortSpecTest, DpdkDevargsTakenVerbatimWithCommas) {
   absl::StatusOr<PortSpec> spec =
       ParsePortSpec("up0,type=dpdk,devargs=net_af_packet0,iface=eth1,qpairs=2");

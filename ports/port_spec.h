@@ -43,7 +43,7 @@ struct PortSpec {
   // pool of its own, so that a guest cannot drain the shared one. 0: the shared pool.
   uint32_t quota = 0;
 
-  // "vhost-user", "memif", "dpdk" ("" without a driver).
+  // "vhost-user", "memif", "host", "dpdk" ("" without a driver).
   absl::string_view type_name() const { return driver != nullptr ? driver->type() : ""; }
   PortRole role() const { return driver != nullptr ? driver->role() : PortRole::kDevice; }
   PortTraits Traits() const { return driver != nullptr ? driver->Traits(*this) : PortTraits{}; }
@@ -57,6 +57,7 @@ struct PortSpec {
 
 // Parses `NAME,type=vhost-user,path=SOCK[,client=0|1][,queues=N]`,
 // `NAME,type=memif,path=SOCK[,client=1[,zero_copy=1]][,id=N]` or
+// `NAME,type=host,iface=IFACE[,netns=NS][,queues=N]` or
 // `NAME,type=dpdk[,queues=N],devargs=DEVARGS`
 // (everything after `devargs=` verbatim), each with the common keys
 // `[,vlan=N | ,trunk=LIST[,native=N]][,mtu=N][,learn_limit=N][,mac=MAC[,MAC...] | ,lock=1]`

@@ -1,0 +1,206 @@
+#include "ports/host_tap/tap_device.h"
+
+#include <fcntl.h>
+#include <linux/if_tun.h>
+#include <net/if.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "ports/host_tap/vnet_header.h"
+
+namespace hvswitch {
+namespace {
+
+absl::Status Errno(absl::string_view what, int err) {
+  return absl::Status(absl::ErrnoToStatusCode(err), absl::StrCat(what, ": ", strerror(err)));
+}
+
+std::string NetnsPath(const std::string& netns) {
+  return netns.find('/') == std::string::npos ? "/run/netns/" + netns : netns;
+}
+
+// The calling thread inside another network namespace until the guard ends. A thread
+// that cannot return would go on in the wrong namespace: that aborts.
+class NetnsGuard {
+ public:
+  NetnsGuard() = default;
+  NetnsGuard(const NetnsGuard&) = delete;
+  NetnsGuard& operator=(const NetnsGuard&) = delete;
+  ~NetnsGuard() {
+    if (home_ < 0) return;
+    if (setns(home_, CLONE_NEWNET) != 0) {
+      std::fprintf(stderr, "hvswitch: cannot return to its network namespace: %s\n",
+                   strerror(errno));
+      std::abort();
+    }
+    close(home_);
+  }
+
+  absl::Status Enter(const std::string& netns) {
+    if (netns.empty()) return absl::OkStatus();
+    const std::string path = NetnsPath(netns);
+    const int target = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (target < 0) return Errno(absl::StrCat("network namespace ", path), errno);
+    // This thread's own namespace (/proc/self is the main thread's).
+    home_ = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+    if (home_ < 0) {
+      const int err = errno;
+      close(target);
+      return Errno("/proc/thread-self/ns/net", err);
+    }
+    const int rc = setns(target, CLONE_NEWNET);
+    const int err = errno;
+    close(target);
+    if (rc != 0) {
+      close(home_);
+      home_ = -1;
+      return Errno(absl::StrCat("entering network namespace ", path), err);
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  int home_ = -1;
+};
+
+void CopyName(const std::string& name, char (&out)[IFNAMSIZ]) {
+  std::memset(out, 0, IFNAMSIZ);
+  std::memcpy(out, name.data(), std::min<size_t>(name.size(), IFNAMSIZ - 1));
+}
+
+// One queue of the interface: the first creates it (and refuses an interface of that name
+// that exists already: attaching to someone else's persistent tap would be a surprise),
+// the others attach to it.
+int OpenQueue(const std::string& name, bool multi_queue, bool first, absl::Status& status) {
+  const int fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    status = Errno("/dev/net/tun", errno);
+    return -1;
+  }
+  ifreq ifr{};
+  CopyName(name, ifr.ifr_name);
+  ifr.ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR;
+  if (multi_queue) ifr.ifr_flags |= IFF_MULTI_QUEUE;
+  if (first) ifr.ifr_flags |= IFF_TUN_EXCL;
+  // The header's size and byte order are the device's, and a persistent device keeps what
+  // an earlier owner set: state ours.
+  int hdr_size = sizeof(VnetHeader);
+  int little_endian = 1;
+  const char* step = nullptr;
+  if (ioctl(fd, TUNSETIFF, &ifr) != 0) {
+    step = errno == EBUSY ? "TUNSETIFF (an interface of that name exists)" : "TUNSETIFF";
+  } else if (ioctl(fd, TUNSETVNETHDRSZ, &hdr_size) != 0) {
+    step = "TUNSETVNETHDRSZ";
+  } else if (ioctl(fd, TUNSETVNETLE, &little_endian) != 0 && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__) {
+    step = "TUNSETVNETLE";  // (native order is little-endian already on x86)
+  }
+  if (step != nullptr) {
+    status = Errno(absl::StrCat(step, " ", name), errno);
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+}  // namespace
+
+TapDevice::~TapDevice() { Close(); }
+
+absl::Status TapDevice::Open(const TapOptions& options) {
+  Close();
+  if (options.iface.empty() || options.iface.size() >= IFNAMSIZ) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("interface name '", options.iface, "' must have 1 to 15 characters"));
+  }
+  NetnsGuard guard;
+  absl::Status status = guard.Enter(options.netns);
+  if (!status.ok()) return status;
+  const bool multi_queue = options.queues > 1;
+  for (uint16_t q = 0; q < options.queues; ++q) {
+    const int fd = OpenQueue(options.iface, multi_queue, q == 0, status);
+    if (fd < 0) {
+      Close();
+      return status;
+    }
+    fds_.push_back(fd);
+  }
+  name_ = options.iface;
+  ctl_fd_ = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (ctl_fd_ < 0) {
+    status = Errno("control socket", errno);
+    Close();
+    return status;
+  }
+  ifindex_ = static_cast<int>(if_nametoindex(name_.c_str()));
+  return absl::OkStatus();
+}
+
+void TapDevice::Close() {
+  for (int fd : fds_) close(fd);
+  fds_.clear();
+  if (ctl_fd_ >= 0) close(ctl_fd_);
+  ctl_fd_ = -1;
+}
+
+bool TapDevice::CurrentName(char (&name)[IFNAMSIZ]) const {
+  if (fds_.empty()) return false;
+  ifreq ifr{};
+  if (ioctl(fds_[0], TUNGETIFF, &ifr) != 0) return false;
+  std::memcpy(name, ifr.ifr_name, IFNAMSIZ);
+  return true;
+}
+
+absl::Status TapDevice::SetOffloads(bool csum, bool tso) {
+  unsigned flags = 0;
+  if (csum) flags |= TUN_F_CSUM;
+  if (csum && tso) flags |= TUN_F_TSO4 | TUN_F_TSO6;
+  if (fds_.empty()) return absl::FailedPreconditionError("tap not open");
+  if (ioctl(fds_[0], TUNSETOFFLOAD, flags) != 0) return Errno("TUNSETOFFLOAD", errno);
+  return absl::OkStatus();
+}
+
+absl::Status TapDevice::SetMtu(uint16_t mtu) {
+  ifreq ifr{};
+  if (!CurrentName(ifr.ifr_name)) return absl::FailedPreconditionError("tap not open");
+  ifr.ifr_mtu = mtu;
+  if (ioctl(ctl_fd_, SIOCSIFMTU, &ifr) != 0) return Errno(absl::StrCat("MTU ", mtu), errno);
+  return absl::OkStatus();
+}
+
+absl::Status TapDevice::SetUp(bool up) {
+  ifreq ifr{};
+  if (!CurrentName(ifr.ifr_name)) return absl::FailedPreconditionError("tap not open");
+  if (ioctl(ctl_fd_, SIOCGIFFLAGS, &ifr) != 0) return Errno("SIOCGIFFLAGS", errno);
+  if (up) {
+    ifr.ifr_flags = static_cast<short>(ifr.ifr_flags | IFF_UP);
+  } else {
+    ifr.ifr_flags = static_cast<short>(ifr.ifr_flags & ~IFF_UP);
+  }
+  if (ioctl(ctl_fd_, SIOCSIFFLAGS, &ifr) != 0) return Errno("SIOCSIFFLAGS", errno);
+  return absl::OkStatus();
+}
+
+bool TapDevice::IsUp() const {
+  ifreq ifr{};
+  if (!CurrentName(ifr.ifr_name)) return false;
+  return ioctl(ctl_fd_, SIOCGIFFLAGS, &ifr) == 0 && (ifr.ifr_flags & IFF_UP) != 0;
+}
+
+absl::Status TapDevice::ReadMac(uint8_t mac[6]) const {
+  ifreq ifr{};
+  if (!CurrentName(ifr.ifr_name)) return absl::FailedPreconditionError("tap not open");
+  if (ioctl(ctl_fd_, SIOCGIFHWADDR, &ifr) != 0) return Errno("SIOCGIFHWADDR", errno);
+  std::memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
+  return absl::OkStatus();
+}
+
+}  // namespace hvswitch

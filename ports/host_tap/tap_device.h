@@ -1,0 +1,64 @@
+// TapDevice: a kernel tap interface whose frames carry a virtio-net header (IFF_VNET_HDR),
+// created in a given network namespace, one file descriptor per queue
+// (IFF_MULTI_QUEUE when there are several). Closing the descriptors deletes the interface.
+//
+// The namespace: the calling thread enters it (setns) for the open and the socket it
+// later configures the interface through, and returns at once. A tap and a socket belong
+// to the namespace they were created in, so everything after runs from any namespace.
+// Creating it there, rather than creating it here and moving it (RTM_NEWLINK with
+// IFLA_NET_NS_FD), needs no netlink code, never shows the interface (or its name
+// clash) in hvswitch's namespace, and lets extra queues attach by name where it lives.
+//
+// Control thread only (setns changes the calling thread); the Rx/Tx bursts only read and
+// write the descriptors.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+
+namespace hvswitch {
+
+struct TapOptions {
+  std::string iface;   // the interface's name (at most 15 characters)
+  std::string netns;   // "" (hvswitch's own), a name under /run/netns, or a path
+  uint16_t queues = 1;
+};
+
+class TapDevice {
+ public:
+  TapDevice() = default;
+  ~TapDevice();
+  TapDevice(const TapDevice&) = delete;
+  TapDevice& operator=(const TapDevice&) = delete;
+
+  absl::Status Open(const TapOptions& options);
+  void Close();
+
+  int queue_fd(uint16_t q) const { return fds_[q]; }
+  uint16_t nb_queues() const { return static_cast<uint16_t>(fds_.size()); }
+  const std::string& name() const { return name_; }
+
+  // What the kernel may hand us (TUNSETOFFLOAD: TUN_F_CSUM, TUN_F_TSO4/6). Frames we
+  // write may carry any request regardless.
+  absl::Status SetOffloads(bool csum, bool tso);
+  absl::Status SetMtu(uint16_t mtu);
+  absl::Status SetUp(bool up);
+  // Whether the interface is administratively up (the namespace's owner may take it down).
+  bool IsUp() const;
+  absl::Status ReadMac(uint8_t mac[6]) const;
+  int ifindex() const { return ifindex_; }
+
+ private:
+  // The interface's current name (it may have been renamed in its namespace).
+  bool CurrentName(char (&name)[16]) const;
+
+  std::vector<int> fds_;
+  int ctl_fd_ = -1;  // a socket in the interface's namespace, for its ioctls
+  int ifindex_ = 0;
+  std::string name_;
+};
+
+}  // namespace hvswitch

@@ -24,9 +24,9 @@ std::vector<std::string> TypeNames() {
   return names;
 }
 
-// The order is the one help and errors list ("vhost-user, memif or dpdk").
+// The order is the one help and errors list ("vhost-user, memif, host or dpdk").
 TEST(PortDriverTest, RegistryOrderAndLookup) {
-  EXPECT_THAT(TypeNames(), ElementsAre("vhost-user", "memif", "dpdk"));
+  EXPECT_THAT(TypeNames(), ElementsAre("vhost-user", "memif", "host", "dpdk"));
   for (const PortDriver* driver : PortDrivers()) {
     EXPECT_EQ(FindPortDriver(driver->type()), driver);
   }
@@ -67,6 +67,9 @@ TEST(PortDriverTest, ToStringReadsBackForEachDriver) {
       {"memif",
        {"m,type=memif,path=/b", "m,type=memif,path=/b,id=7,trunk=10-12,native=4",
         "m,type=memif,path=/b,client=1,zero_copy=1,id=2,learn_limit=0,quota=512"}},
+      {"host",
+       {"h,type=host,iface=hvs0", "h,type=host,iface=hvs0,netns=blue,queues=2,mtu=9000",
+        "h,type=host,iface=h1,netns=/proc/1/ns/net,vlan=5,learn_limit=4"}},
       {"dpdk",
        {"d,type=dpdk,devargs=net_null0", "d,type=dpdk,mtu=9000,queues=4,devargs=0000:03:00.0",
         "d,type=dpdk,lock=1,devargs=net_tap0,iface=x,path=/y"}},

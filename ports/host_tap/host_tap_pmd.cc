@@ -12,6 +12,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <ethdev_driver.h>  // dpdk_sdk/
+#include <ethdev_vdev.h>
 #include <rte_ethdev.h>
 #include <rte_kvargs.h>
 #include <rte_mbuf.h>
@@ -24,8 +26,6 @@
 #include <cstring>
 #include <string>
 
-#include "ethdev_driver.h"
-#include "ethdev_vdev.h"
 #include "offload/header_layout.h"
 #include "ports/host_tap/tap_device.h"
 #include "ports/host_tap/vnet_header.h"
@@ -333,6 +333,14 @@ int UpdateLink(rte_eth_dev* dev, int) {
   return rte_eth_linkstatus_set(dev, &link);
 }
 
+void SetStarted(rte_eth_dev* dev, bool started) {
+  const uint8_t state = started ? RTE_ETH_QUEUE_STATE_STARTED : RTE_ETH_QUEUE_STATE_STOPPED;
+  std::fill_n(dev->data->rx_queue_state, dev->data->nb_rx_queues, state);
+  std::fill_n(dev->data->tx_queue_state, dev->data->nb_tx_queues, state);
+  dev->data->dev_started = started;
+  UpdateLink(dev, 0);
+}
+
 int Start(rte_eth_dev* dev) {
   Private& p = Priv(dev);
   absl::Status status = p.tap->SetOffloads(p.rx_csum, p.rx_tso);
@@ -341,27 +349,13 @@ int Start(rte_eth_dev* dev) {
     RTE_LOG(ERR, PMD, "%s: %s\n", dev->data->name, status.ToString().c_str());
     return -EIO;
   }
-  for (uint16_t q = 0; q < dev->data->nb_rx_queues; ++q) {
-    dev->data->rx_queue_state[q] = RTE_ETH_QUEUE_STATE_STARTED;
-  }
-  for (uint16_t q = 0; q < dev->data->nb_tx_queues; ++q) {
-    dev->data->tx_queue_state[q] = RTE_ETH_QUEUE_STATE_STARTED;
-  }
-  dev->data->dev_started = 1;
-  UpdateLink(dev, 0);
+  SetStarted(dev, true);
   return 0;
 }
 
 int Stop(rte_eth_dev* dev) {
   (void)Priv(dev).tap->SetUp(false);
-  for (uint16_t q = 0; q < dev->data->nb_rx_queues; ++q) {
-    dev->data->rx_queue_state[q] = RTE_ETH_QUEUE_STATE_STOPPED;
-  }
-  for (uint16_t q = 0; q < dev->data->nb_tx_queues; ++q) {
-    dev->data->tx_queue_state[q] = RTE_ETH_QUEUE_STATE_STOPPED;
-  }
-  dev->data->dev_started = 0;
-  UpdateLink(dev, 0);
+  SetStarted(dev, false);
   return 0;
 }
 

@@ -561,6 +561,18 @@ int ParseArgs(const char* text, Args& args) {
   return rc;
 }
 
+// What the caller of rte_dev_probe shows (hvswitchctl: "cannot probe device ...: Device
+// or resource busy"); the log has the whole story.
+int ProbeError(const absl::Status& status) {
+  switch (status.code()) {
+    case absl::StatusCode::kNotFound: return -ENOENT;  // no such namespace
+    case absl::StatusCode::kFailedPrecondition: return -EBUSY;  // the interface exists
+    case absl::StatusCode::kPermissionDenied: return -EPERM;
+    case absl::StatusCode::kInvalidArgument: return -EINVAL;
+    default: return -EIO;
+  }
+}
+
 int HostTapProbe(rte_vdev_device* vdev) {
   const char* name = rte_vdev_device_name(vdev);
   if (rte_eal_process_type() != RTE_PROC_PRIMARY) return -ENOTSUP;
@@ -577,7 +589,7 @@ int HostTapProbe(rte_vdev_device* vdev) {
   if (!mac_status.ok()) {
     RTE_LOG(ERR, PMD, "%s: %s\n", name, mac_status.ToString().c_str());
     delete tap;
-    return -EIO;
+    return ProbeError(mac_status);
   }
   rte_eth_dev* dev = rte_eth_vdev_allocate(vdev, sizeof(Private));
   if (dev == nullptr) {

@@ -124,6 +124,21 @@ class HostPortTest(unittest.TestCase):
         r = subprocess.run(["ip", "link", "show", IF_A], capture_output=True)
         self.assertNotEqual(r.returncode, 0)
 
+    def test_added_at_runtime_and_removed_with_its_interface(self):
+        iface = f"hc{PID % 100000}"
+        self.sw.ctl("port", "add", f"c,type=host,iface={iface},netns={NS_A}")
+        in_netns(NS_A, "ip", "link", "show", iface)
+        # a name taken in that namespace, a namespace that does not exist: refused, said why
+        for spec, why in ((f"d,type=host,iface={iface},netns={NS_A}", "busy"),
+                          (f"d,type=host,iface=hd0,netns=no-such-{PID}", "No such file")):
+            r = self.sw.ctl("port", "add", spec, as_json=False, check=False)
+            self.assertNotEqual(r.returncode, 0, spec)
+            self.assertIn(why, r.stderr, spec)
+        self.sw.ctl("port", "del", "c")
+        gone = subprocess.run(["ip", "netns", "exec", NS_A, "ip", "link", "show", iface],
+                              capture_output=True)
+        self.assertNotEqual(gone.returncode, 0)
+
     def iperf(self, server_ns, client_ns, address, reverse):
         server = subprocess.Popen(["ip", "netns", "exec", server_ns, "iperf3", "-s", "-1",
                                    "-p", "5201"], stdout=subprocess.DEVNULL,

@@ -28,6 +28,12 @@
 
 #include "offload/header_layout.h"
 #include "ports/host_tap/tap_device.h"
+
+// The structures dpdk_sdk/ declares (rte_eth_dev, its ops, the vdev bus) must be laid out
+// as in the installed libraries: another DPDK needs its own copy of those headers.
+static_assert(RTE_VER_YEAR == 22 && RTE_VER_MONTH == 11,
+              "ports/host_tap/dpdk_sdk/ holds DPDK 22.11's driver headers: replace them with "
+              "this DPDK's");
 #include "ports/host_tap/vnet_header.h"
 
 namespace hvswitch {

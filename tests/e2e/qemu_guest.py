@@ -107,37 +107,55 @@ class GuestsAndHost:
     """hvswitch in a network namespace of its own ("the host") with vhost-user ports vm1
     (hvswitch's socket) and vm2 (client=1: QEMU's socket, the README's recommended way),
     each with a QEMU guest (10.0.1.1 and .2, fd01::1 and ::2), and a net_tap
-    port whose interface is the host's 10.0.1.100/24, fd01::100/64. iperf3 servers listen
-    in vm2 and in the host. stop() undoes all of it."""
+    port whose interface is the host's 10.0.1.100/24, fd01::100/64. With host_port=True
+    also a host port "hp" (type=host) whose interface hvswitch creates in a second
+    namespace, `self.hp_netns`, as 10.0.1.200/24, fd01::200/64. iperf3 servers listen in
+    vm2, in the host and in the host port's namespace. stop() undoes all of it."""
 
     HOST, HOST6 = "10.0.1.100", "fd01::100"
+    HOST_PORT, HOST_PORT6 = "10.0.1.200", "fd01::200"
 
-    def __init__(self, daemon_extra=(), qemu_cpus=None):
+    def __init__(self, daemon_extra=(), qemu_cpus=None, host_port=False):
         root = os.path.join(os.path.dirname(__file__), "..", "..")
         subprocess.run([os.path.join(root, "tests/qemu/build_guest.sh")], check=True)
         self.netns = f"hvs-qemu-{os.getpid()}"
         self.tap = f"hvq{os.getpid() % 10000}"
-        self.guests, self.sw, self.host_iperf = {}, None, None
-        subprocess.run(["ip", "netns", "add", self.netns], check=True)
+        self.hp_netns = f"hvs-qhp-{os.getpid()}" if host_port else None
+        self.hp_iface = f"hvh{os.getpid() % 10000}"
+        self.guests, self.sw, self.servers = {}, None, []
+        namespaces = [self.netns] + ([self.hp_netns] if host_port else [])
+        for ns in namespaces:
+            subprocess.run(["ip", "netns", "add", ns], check=True)
         try:
-            self.ns("ip", "link", "set", "lo", "up")
-            self.sw = Daemon(["vm1,type=vhost-user,path={dir}/vm1.sock",
-                              "vm2,type=vhost-user,path={dir}/vm2.sock,client=1",
-                              f"host,type=dpdk,devargs=net_tap0,iface={self.tap}"],
-                             extra=daemon_extra, netns=self.netns)
+            for ns in namespaces:
+                in_netns(ns, "ip", "link", "set", "lo", "up")
+            ports = ["vm1,type=vhost-user,path={dir}/vm1.sock",
+                     "vm2,type=vhost-user,path={dir}/vm2.sock,client=1",
+                     f"host,type=dpdk,devargs=net_tap0,iface={self.tap}"]
+            if host_port:
+                ports.append(f"hp,type=host,iface={self.hp_iface},netns={self.hp_netns}")
+            self.sw = Daemon(ports, extra=daemon_extra, netns=self.netns)
             self.sw.wait_ready()
             self.ns("ip", "addr", "add", f"{self.HOST}/24", "dev", self.tap)
             self.ns("ip", "-6", "addr", "add", f"{self.HOST6}/64", "dev", self.tap, "nodad")
             self.ns("ip", "link", "set", self.tap, "up")
+            if host_port:  # hvswitch sets its interface up
+                self.hp("ip", "addr", "add", f"{self.HOST_PORT}/24", "dev", self.hp_iface)
+                self.hp("ip", "-6", "addr", "add", f"{self.HOST_PORT6}/64", "dev",
+                        self.hp_iface, "nodad")
             for index, name in ((1, "vm1"), (2, "vm2")):
                 self.guests[name] = QemuGuest(name, f"{self.sw.dir}/{name}.sock", index,
                                               cpus=qemu_cpus, server=name == "vm2")
                 self.sw.wait_port_up(name)
             self.guests["vm2"].run("iperf3 -s -D")
-            self.host_iperf = subprocess.Popen(["ip", "netns", "exec", self.netns, "iperf3", "-s"],
-                                               stdout=subprocess.DEVNULL,
-                                               stderr=subprocess.DEVNULL)
-            _live.append(self.host_iperf)
+            for ns in namespaces:
+                server = subprocess.Popen(["ip", "netns", "exec", ns, "iperf3", "-s"],
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                _live.append(server)
+                self.servers.append(server)
+            for ns in namespaces:
+                wait_for(lambda ns=ns: ":5201" in in_netns(ns, "ss", "-ltn"), 10,
+                         f"iperf3 server in {ns}")
             # IPv6 addresses are usable once duplicate address detection is done
             for guest in self.guests.values():
                 wait_for(lambda g=guest: "tentative" not in g.run("ip -6 addr show eth0")[1],
@@ -150,14 +168,33 @@ class GuestsAndHost:
         """Runs a command in the host namespace; returns its output."""
         return in_netns(self.netns, *cmd)
 
+    def hp(self, *cmd):
+        """Runs a command in the host port's namespace; returns its output."""
+        return in_netns(self.hp_netns, *cmd)
+
     def iperf(self, guest, server, seconds, *options):
         """An iperf3 TCP stream from `guest` to `server`; returns the receiver's Mbit/s."""
-        _, out = self.guests[guest].run(
-            f"iperf3 -c {server} -t {seconds} {' '.join(options)}", timeout=90 + seconds)
+        return self.iperf_summary(guest, f"-c {server} -t {seconds} {' '.join(options)}",
+                                  90 + seconds)[0]
+
+    def iperf_summary(self, guest, arguments, timeout=120):
+        """iperf3 `arguments` run as a client in `guest`: (the receiver's Mbit/s, the
+        sender's retransmissions or None where iperf3 does not print them)."""
+        _, out = self.guests[guest].run(f"iperf3 {arguments}", timeout=timeout)
         m = re.search(r"([\d.]+) ([KMG])bits/sec\s+receiver", out)
         if not m:
             raise AssertionError(f"no iperf3 summary in:\n{out}")
-        return float(m.group(1)) * {"K": 1e-3, "M": 1, "G": 1e3}[m.group(2)]
+        retr = re.search(r"bits/sec\s+(\d+)\s+sender", out)
+        return (float(m.group(1)) * {"K": 1e-3, "M": 1, "G": 1e3}[m.group(2)],
+                int(retr.group(1)) if retr else None)
+
+    def tcp_csum_errors(self, guest=None):
+        """Tcp InCsumErrors (/proc/net/snmp; IPv4 and IPv6 share it) of `guest`'s kernel,
+        or of the host port's namespace."""
+        snmp = (self.guests[guest].run("cat /proc/net/snmp")[1] if guest
+                else self.hp("cat", "/proc/net/snmp"))
+        lines = [line.split() for line in snmp.splitlines() if line.startswith("Tcp:")]
+        return int(dict(zip(lines[0][1:], lines[1][1:]))["InCsumErrors"])
 
     def set_offloads(self, guest, on):
         """The guest's checksum offload and TSO (ethtool -K eth0 tx/tso on|off)."""
@@ -166,12 +203,14 @@ class GuestsAndHost:
 
     def stop(self):
         try:
-            if self.host_iperf is not None:
-                self.host_iperf.kill()
-                self.host_iperf.wait()
+            for server in self.servers:
+                server.kill()
+                server.wait()
             for guest in self.guests.values():
                 guest.stop()
             if self.sw is not None:
                 assert self.sw.stop() == 0
         finally:
-            subprocess.run(["ip", "netns", "del", self.netns], check=False)
+            for ns in (self.netns, self.hp_netns):
+                if ns:
+                    subprocess.run(["ip", "netns", "del", ns], check=False)

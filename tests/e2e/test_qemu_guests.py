@@ -10,6 +10,14 @@ guest that takes them) and off (`ethtool -K eth0 tx off tso off`: the guest send
 complete, MTU-sized frames); and guest <-> host TCP in both directions (the guest's
 super-frames are cut by hvswitch for the tap, whose kernel drops any segment with a wrong
 checksum).
+
+The host port (type=host, "hp": a tap with a virtio-net header that hvswitch creates in a
+namespace of its own, 10.0.1.200, fd01::200): TCP guest -> host and host -> guest, IPv4 and
+IPv6, with vm1's offloads on and off, a fixed few MB each (TCG is slow). With them on, the
+guest's super-frames and partial checksums reach the kernel whole (the host port's tx
+queue statistics count them); off, none are sent. The host's kernel sends super-frames
+(rx statistics), which go whole to the guest; hvswitch segments nothing for either. Neither
+kernel counts a TCP checksum error (/proc/net/snmp in the namespace and in the guest).
 """
 import os
 import sys
@@ -20,12 +28,14 @@ from qemu_guest import GuestsAndHost  # noqa: E402
 
 SECONDS = 3
 HOST, HOST6 = GuestsAndHost.HOST, GuestsAndHost.HOST6
+HP, HP6 = GuestsAndHost.HOST_PORT, GuestsAndHost.HOST_PORT6
+AMOUNT = "8M"  # per host port transfer
 
 
 class QemuGuestsTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.rig = GuestsAndHost()
+        cls.rig = GuestsAndHost(host_port=True)
         cls.sw = cls.rig.sw
 
     @classmethod
@@ -71,6 +81,56 @@ class QemuGuestsTest(unittest.TestCase):
         self.assertGreater(self.offload("host", "tso", "sw"), tso_sw)
         self.assertEqual(self.sw.value("hvswitch_port_receive_drop_total", port="vm1",
                                        reason="bad_offload"), 0)
+
+    def hp_stat(self, direction, stat):
+        return self.sw.value("hvswitch_port_queue_stat_total", port="hp", direction=direction,
+                             queue="0", stat=stat) or 0
+
+    def test_tcp_between_guest_and_host_port_offloads_on_and_off(self):
+        errors = self.rig.tcp_csum_errors(), self.rig.tcp_csum_errors("vm1")
+        try:
+            for on in (True, False):
+                self.rig.set_offloads("vm1", on)
+                for server in (HP, HP6):
+                    for reverse in (False, True):
+                        with self.subTest(offloads=on, server=server, reverse=reverse):
+                            self.host_port_transfer(on, server, reverse)
+        finally:
+            self.rig.set_offloads("vm1", True)
+        after = self.rig.tcp_csum_errors(), self.rig.tcp_csum_errors("vm1")
+        print(f"\nTcp InCsumErrors (host port's namespace, vm1): {errors} before, {after} after",
+              file=sys.stderr)
+        self.assertEqual(after, errors, "TCP checksum errors (host port's namespace, guest)")
+        for direction, stat in (("rx", "bad_offload"), ("rx", "truncated"),
+                                ("tx", "bad_request")):
+            self.assertEqual(self.hp_stat(direction, stat), 0, stat)
+
+    def host_port_transfer(self, on, server, reverse):
+        before = {(d, s): self.hp_stat(d, s) for d in ("rx", "tx")
+                  for s in ("super_frames", "partial_csum")}
+        segmented = self.offload("hp", "tso", "sw"), self.offload("vm1", "tso", "sw")
+        whole_to_guest = self.offload("vm1", "tso", "hw") or 0
+        mbps, retr = self.rig.iperf_summary(
+            "vm1", f"-c {server} -n {AMOUNT}" + (" -R" if reverse else ""))
+        delta = {key: int(self.hp_stat(*key) - value) for key, value in before.items()}
+        to_guest = int((self.offload("vm1", "tso", "hw") or 0) - whole_to_guest)
+        print(f"\nhost port, vm1 offloads {'on' if on else 'off'}, "
+              f"{'host -> guest' if reverse else 'guest -> host'} {server}: {mbps:.0f} Mbit/s, "
+              f"{retr} retransmits; to the kernel {delta['tx', 'super_frames']} super-frames, "
+              f"{delta['tx', 'partial_csum']} partial checksums; from it "
+              f"{delta['rx', 'super_frames']} super-frames ({to_guest} whole to vm1), "
+              f"{delta['rx', 'partial_csum']} partial checksums", file=sys.stderr)
+        if reverse:  # the host's kernel segments nothing: hvswitch passes it to vm1 whole
+            self.assertGreater(delta["rx", "super_frames"], 0)
+            self.assertGreater(to_guest, 0)
+        elif on:  # the guest's super-frames and partial checksums reach the kernel as such
+            self.assertGreater(delta["tx", "super_frames"], 0)
+            self.assertGreater(delta["tx", "partial_csum"], 0)
+        else:  # complete, MTU-sized frames
+            self.assertEqual(delta["tx", "super_frames"], 0)
+            self.assertEqual(delta["tx", "partial_csum"], 0)
+        self.assertEqual((self.offload("hp", "tso", "sw"), self.offload("vm1", "tso", "sw")),
+                         segmented, "hvswitch segmented")
 
 
 if __name__ == "__main__":

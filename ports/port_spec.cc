@@ -146,6 +146,14 @@ absl::Status ApplyQuota(absl::string_view value, PortSpec& spec) {
                          spec.quota);
 }
 
+absl::Status ApplyTxRetries(absl::string_view value, PortSpec& spec) {
+  uint32_t retries = 0;
+  absl::Status status =
+      ParseSpecNumber(spec, "tx_retries", value, "a number", 0, kMaxTxRetries, retries);
+  if (status.ok()) spec.tx_retries = static_cast<uint16_t>(retries);
+  return status;
+}
+
 absl::Status ApplyLock(absl::string_view value, PortSpec& spec) {
   return ParseSpecFlag(spec, "lock", value, spec.lock_mac);
 }
@@ -154,6 +162,7 @@ constexpr SpecKey kSharedKeys[] = {
     {"type", ApplyType},   {"vlan", ApplyVlan}, {"native", ApplyNative},
     {"trunk", ApplyTrunk}, {"mtu", ApplyMtu},   {"learn_limit", ApplyLearnLimit},
     {"mac", ApplyMacs},    {"quota", ApplyQuota}, {"lock", ApplyLock},
+    {"tx_retries", ApplyTxRetries},
 };
 
 const SpecKey* FindKey(std::span<const SpecKey> keys, absl::string_view name) {
@@ -301,6 +310,7 @@ std::string PortSpec::ToString() const {
   }
   if (lock_mac) absl::StrAppend(&out, ",lock=1");
   if (quota != 0) absl::StrAppend(&out, ",quota=", quota);
+  if (tx_retries != kDefaultTxRetries) absl::StrAppend(&out, ",tx_retries=", tx_retries);
   return out + tail;
 }
 

@@ -15,6 +15,12 @@
 
 namespace hvswitch {
 
+// tx_retries= default and range: Open vSwitch's tx-retries-max (default 8, 0-32); VPP's
+// vhost-user output retries 8 times too. A retry follows only a call that sent frames, so
+// a stalled guest costs no retry at all and a burst at most this many calls more.
+inline constexpr uint16_t kDefaultTxRetries = 8;
+inline constexpr uint16_t kMaxTxRetries = 32;
+
 struct PortSpec {
   std::string name;
   // type=: the port type's driver (ports/drivers.cc). Null: a port without a device (the
@@ -42,6 +48,10 @@ struct PortSpec {
   // Packet buffers the port's received frames may hold at once (quota=N): the port gets a
   // pool of its own, so that a guest cannot drain the shared one. 0: the shared pool.
   uint32_t quota = 0;
+  // Retries of a transmit burst the port's queue took only in part (tx_retries=N), made
+  // only while each one sends something: a slow guest gets its frames, a stalled one
+  // (nothing sent) costs no retry at all. 0: what does not fit at once is dropped.
+  uint16_t tx_retries = kDefaultTxRetries;
 
   // "vhost-user", "memif", "host", "dpdk" ("" without a driver).
   absl::string_view type_name() const { return driver != nullptr ? driver->type() : ""; }
@@ -61,7 +71,7 @@ struct PortSpec {
 // `NAME,type=dpdk[,queues=N],devargs=DEVARGS`
 // (everything after `devargs=` verbatim), each with the common keys
 // `[,vlan=N | ,trunk=LIST[,native=N]][,mtu=N][,learn_limit=N][,mac=MAC[,MAC...] | ,lock=1]`
-// `[,quota=N]`
+// `[,quota=N][,tx_retries=N]`
 // before devargs.
 // Errors name the port and the problem in one line.
 absl::StatusOr<PortSpec> ParsePortSpec(absl::string_view text);

@@ -381,6 +381,7 @@ std::string UsageText() {
   for (const PortDriver* driver : PortDrivers()) absl::StrAppend(&usage, driver->usage());
   return usage + R"(  --port=none             no ports at start (hvswitchctl port add adds them)
     any port also: [,vlan=N | ,trunk=LIST[,native=N]][,mtu=N][,learn_limit=N]
+                   [,mac=MAC[,MAC...] | ,lock=1][,quota=N][,tx_retries=N]
       vlan=N       access port: untagged frames, VLAN N inside
       trunk=LIST   tagged frames of these VLANs (e.g. 10,20,30-40);
                    native=N carries VLAN N untagged
@@ -391,6 +392,8 @@ std::string UsageText() {
       mac=MAC[,MAC...]  port security: the only source MACs accepted (up to 8)
       lock=1       port security: only the first source MAC, until the guest goes
       quota=N      the port's frames hold at most N packet buffers (a pool of its own)
+      tx_retries=N  0-32 (default 8): a burst the port took in part is offered again up
+                   to N times while it keeps taking frames (a slow guest); 0: no retry
   --lcores=LIST           CPUs for poll-mode workers (default: the last CPU)
   --metrics_address=HOST:PORT|none   Prometheus endpoint (default 127.0.0.1:9417)
   --eal="ARGS"            extra EAL arguments, e.g. "--no-huge -m 1024"

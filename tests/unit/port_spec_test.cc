@@ -76,7 +76,9 @@ TEST(PortSpecTest, RoundTripsThroughToString) {
                            "s,type=vhost-user,path=/e,mac=02:00:00:00:00:01,0a:bc:00:00:00:02",
                            "l,type=memif,path=/f,vlan=3,lock=1",
                            "q,type=vhost-user,path=/h,quota=4096",
-                           "z,type=memif,path=/i,client=1,zero_copy=1,id=2,quota=4096"}) {
+                           "z,type=memif,path=/i,client=1,zero_copy=1,id=2,quota=4096",
+                           "x,type=vhost-user,path=/j,tx_retries=0",
+                           "y,type=dpdk,tx_retries=32,devargs=net_null0"}) {
     absl::StatusOr<PortSpec> spec = ParsePortSpec(text);
     ASSERT_TRUE(spec.ok());
     EXPECT_EQ(spec->ToString(), text);
@@ -100,6 +102,22 @@ TEST(PortSpecTest, VlansMtuAndLearnLimit) {
   EXPECT_EQ(plain.mtu, 1500);
   PortSpec nic = *ParsePortSpec("n,type=dpdk,queues=4,devargs=net_null0");
   EXPECT_EQ(nic.driver_keys.Number("queues", 1), 4u);
+}
+
+// Every port type retries a partly taken burst 8 times by default (Open vSwitch's
+// tx-retries-max); tx_retries=0 turns retries off. The default is not written back.
+TEST(PortSpecTest, TxRetriesDefaultAndRange) {
+  for (const char* text : {"v,type=vhost-user,path=/a", "m,type=memif,path=/b",
+                           "n,type=dpdk,devargs=net_null0"}) {
+    PortSpec spec = *ParsePortSpec(text);
+    EXPECT_EQ(spec.tx_retries, kDefaultTxRetries) << text;
+    EXPECT_EQ(spec.ToString(), text);
+  }
+  EXPECT_EQ(kDefaultTxRetries, 8);
+  EXPECT_EQ(ParsePortSpec("v,type=vhost-user,path=/a,tx_retries=0")->tx_retries, 0);
+  EXPECT_EQ(ParsePortSpec("m,type=memif,path=/b,tx_retries=32")->tx_retries, 32);
+  EXPECT_EQ(ParsePortSpec("v,type=vhost-user,path=/a,tx_retries=8")->ToString(),
+            "v,type=vhost-user,path=/a");
 }
 
 // Guest ports learn at most 1024 MACs unless learn_limit= says otherwise (0: no limit);
@@ -201,7 +219,11 @@ INSTANTIATE_TEST_SUITE_P(
         BadSpec{"p1,type=memif,path=/s,lock=2", "lock must be 0 or 1"},
         BadSpec{"p1,type=memif,path=/s,quota=255", "quota must be a number of buffers from 256"},
         BadSpec{"p1,type=memif,path=/s,quota=x", "quota must be"},
-        BadSpec{"p1,type=memif,path=/s,lock=1,mac=02:00:00:00:00:01", "exclude each other"}));
+        BadSpec{"p1,type=memif,path=/s,lock=1,mac=02:00:00:00:00:01", "exclude each other"},
+        BadSpec{"p1,type=memif,path=/s,tx_retries=33", "tx_retries must be a number from 0 to 32"},
+        BadSpec{"p1,type=memif,path=/s,tx_retries=-1", "tx_retries must be"},
+        BadSpec{"p1,type=vhost-user,path=/s,tx_retries", "key 'tx_retries' needs a value"},
+        BadSpec{"p1,type=dpdk,tx_retries=x,devargs=net_null0", "tx_retries must be"}));
 
 TEST(PortDevargsTest, EachTypeMapsToItsPmd) {
   PortSpec vhost = *ParsePortSpec("vm1,type=vhost-user,path=/r/vm1.sock,client=1");

@@ -121,7 +121,21 @@ struct DropInfo {
   X(kTsoHw, "tso_hw", "hvswitch_port_offload_total", Labels("kind", "tso", "how", "hw"),  \
     "", kJsonOffload | kTelemetryDetail)                                                  \
   X(kTsoSw, "tso_sw", "hvswitch_port_offload_total", Labels("kind", "tso", "how", "sw"),  \
-    "", kJsonOffload | kTelemetryDetail)
+    "", kJsonOffload | kTelemetryDetail)                                                  \
+  /* Transmit calls repeated for a burst the port's queue took only in part            */ \
+  /* (tx_retries=), and the TSC cycles they took: counted only where one was made.     */ \
+  X(kTxRetries, "tx_retries", "hvswitch_port_transmit_retries_total", Labels(),           \
+    "Transmit calls repeated because the port's queue took only part of a burst "         \
+    "(tx_retries=, 8 by default; a call that sends nothing ends them). Rising with few "  \
+    "queue_full drops: a slow guest got its frames by them; rising with queue_full too: " \
+    "it is slower than the traffic offered to it.",                                       \
+    kJsonDetail | kTelemetryDetail)                                                       \
+  X(kTxRetryCycles, "tx_retry_cycles", "hvswitch_port_transmit_retry_cycles_total",       \
+    Labels(),                                                                             \
+    "TSC cycles worker cores spent retrying transmits to the port (tx_retries=): the "    \
+    "price of waiting for a slow guest, paid out of the time for every other port. "      \
+    "Compare with hvswitch_core_busy_cycles_total; lower tx_retries= if it matters.",     \
+    kJsonDetail | kTelemetryDetail)
 
 // Why a received frame went nowhere. X(id, key, counted_by): workers count the reasons
 // listed first; the device counts the others itself (frames it dropped before a worker

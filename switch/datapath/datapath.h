@@ -42,6 +42,9 @@ struct DatapathPort {
   bool recount_chains = false;
   // Sent frames are freed only by the port's next transmit call (see reclaim_tx below).
   bool reclaim_tx = false;
+  // A burst the queue took only in part is offered again up to this often, while each
+  // call sends something (PortSpec::tx_retries; Forwarder::FlushPort).
+  uint16_t tx_retries = kDefaultTxRetries;
 };
 
 // The source MACs a secured port may use. mac=: the control thread writes the entries,
@@ -128,7 +131,7 @@ struct PortTable {
   // its port exists: two workers must never poll one queue.
   std::array<std::vector<RxQueueRef>, kMaxWorkers> rx;
 
-  // VLANs, MTUs and presence from the slots' specs (null: empty slot). Ethdev ids, queues
+  // VLANs, MTUs, transmit retries and presence from the slots' specs (null: empty slot). Ethdev ids, queues
   // and rx lists are filled in by whoever opened the ports.
   void Configure(const std::vector<const PortSpec*>& specs) {
     present = 0;
@@ -141,6 +144,7 @@ struct PortTable {
       }
       present |= uint64_t{1} << p;
       ports[p].mtu = specs[p]->mtu;
+      ports[p].tx_retries = specs[p]->tx_retries;
       min_mtu = std::min(min_mtu, specs[p]->mtu);
     }
   }

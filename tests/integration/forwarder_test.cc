@@ -246,6 +246,68 @@ TEST_F(ForwarderTest, FullTxQueueCountsQueueFull) {
   EXPECT_EQ(counters_.ports[1][PortCounter::kTxPackets].Read(), 3u);
 }
 
+// Retries (tx_retries=): port 1's ring is filled so that 4 frames fit, then a burst of 64
+// is sent to it. A guest that drains 4 frames at every transmit call gets 8 at the first
+// (4 free + 4 drained) and 4 more at each retry; one that drains nothing gets the 4 that
+// fit, and the retry that sends nothing ends them; a full ring gets no retry at all.
+class TxRetryTest : public ForwarderTest {
+ protected:
+  static constexpr uint32_t kBurst = 64;
+  // Sends kBurst frames A>B to port 1 with `free_slots` left in its ring; returns how many
+  // port 1 took (those the drain took away included).
+  uint64_t SendToSlowPort(uint16_t tx_retries, unsigned free_slots, unsigned drain_per_call) {
+    std::vector<PortSpec> specs(kPorts);
+    specs[1].tx_retries = tx_retries;
+    Configure(specs);
+    Send(1, {kB, kBcast});
+    const uint64_t before = counters_.ports[1][PortCounter::kTxPackets].Read();
+    std::vector<rte_mbuf*> filler;
+    for (unsigned i = 0; i < 4095 - free_slots; ++i) filler.push_back(MakeFrame(pool_, {kC, kC}));
+    EXPECT_EQ(rte_eth_tx_burst(ports_[1]->eth_port(), 0, filler.data(),
+                               static_cast<uint16_t>(filler.size())), filler.size());
+    ports_[1]->DrainOnTransmit(drain_per_call);
+    std::vector<rte_mbuf*> burst;
+    for (uint32_t i = 0; i < kBurst; ++i) burst.push_back(MakeFrame(pool_, {kA, kB, -1, 50, i}));
+    forwarder_->HandleBurst(0, burst.data(), kBurst);
+    ports_[1]->DrainOnTransmit(0);
+    const uint64_t took = counters_.ports[1][PortCounter::kTxPackets].Read() - before;
+    EXPECT_EQ(took + TxDrops(1, TxDrop::kQueueFull), kBurst);
+    for (rte_mbuf* m : ports_[1]->TakeSent()) rte_pktmbuf_free(m);
+    return took;
+  }
+  uint64_t Retries() { return counters_.ports[1][PortCounter::kTxRetries].Read(); }
+  uint64_t RetryCycles() { return counters_.ports[1][PortCounter::kTxRetryCycles].Read(); }
+};
+
+TEST_F(TxRetryTest, ADrainingGuestGetsMoreFramesWithEachRetry) {
+  EXPECT_EQ(SendToSlowPort(kDefaultTxRetries, 4, 4), 8u + 8 * 4);
+  EXPECT_EQ(Retries(), 8u);
+  EXPECT_GT(RetryCycles(), 0u);
+  EXPECT_EQ(TxDrops(1, TxDrop::kQueueFull), kBurst - 40);
+}
+
+TEST_F(TxRetryTest, RetriesStopWhenTheBurstIsSent) {
+  EXPECT_EQ(SendToSlowPort(32, 4, 4), kBurst);  // 8 + 14 * 4
+  EXPECT_EQ(Retries(), 14u);
+}
+
+TEST_F(TxRetryTest, NoRetriesWithTxRetriesZero) {
+  EXPECT_EQ(SendToSlowPort(0, 4, 4), 8u);
+  EXPECT_EQ(Retries(), 0u);
+  EXPECT_EQ(RetryCycles(), 0u);
+}
+
+TEST_F(TxRetryTest, AStalledRingEndsRetriesAtTheFirstThatSendsNothing) {
+  EXPECT_EQ(SendToSlowPort(kDefaultTxRetries, 4, 0), 4u);
+  EXPECT_EQ(Retries(), 1u);
+}
+
+TEST_F(TxRetryTest, AFullRingIsNotRetried) {
+  EXPECT_EQ(SendToSlowPort(kDefaultTxRetries, 0, 0), 0u);
+  EXPECT_EQ(Retries(), 0u);
+  EXPECT_EQ(RetryCycles(), 0u);
+}
+
 // Ports: 0 access VLAN 10, 1 access VLAN 20, 2 trunk of 10 and 20 with native VLAN 30,
 // 3 plain (every VLAN, untagged VLAN 0).
 class VlanTest : public ForwarderTest {

@@ -3,6 +3,7 @@
 #include <rte_eth_ring.h>
 #include <rte_ethdev.h>
 #include <rte_ether.h>
+#include <rte_malloc.h>
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
@@ -44,6 +45,11 @@ std::unique_ptr<RingPort> RingPort::Create(const std::string& name, uint16_t nb_
 }
 
 RingPort::~RingPort() {
+  if (drain_callback_ != nullptr) {
+    // No transmit call is in flight here (the test's own thread makes them): freed at once.
+    rte_eth_remove_tx_callback(eth_port_, 0, drain_callback_);
+    rte_free(const_cast<rte_eth_rxtx_callback*>(drain_callback_));
+  }
   if (eth_port_ != UINT16_MAX) {
     rte_eth_dev_stop(eth_port_);
     rte_eth_dev_close(eth_port_);
@@ -80,6 +86,24 @@ unsigned RingPort::MoveSentTo(RingPort& to, unsigned n) {
   unsigned put = rte_ring_enqueue_burst(to.rx_[0], objs, got, nullptr);
   for (unsigned i = put; i < got; ++i) rte_pktmbuf_free(static_cast<rte_mbuf*>(objs[i]));
   return put;
+}
+
+void RingPort::DrainOnTransmit(unsigned per_call) {
+  drain_per_call_ = per_call;
+  if (drain_callback_ == nullptr) {
+    drain_callback_ = rte_eth_add_tx_callback(eth_port_, 0, &DrainBeforeTransmit, this);
+    if (drain_callback_ == nullptr) std::abort();
+  }
+}
+
+uint16_t RingPort::DrainBeforeTransmit(uint16_t, uint16_t, rte_mbuf**, uint16_t n, void* self) {
+  auto* port = static_cast<RingPort*>(self);
+  void* objs[256];
+  const unsigned got = rte_ring_dequeue_burst(port->tx_[0], objs,
+                                              std::min(port->drain_per_call_, 256u), nullptr);
+  for (unsigned i = 0; i < got; ++i) rte_pktmbuf_free(static_cast<rte_mbuf*>(objs[i]));
+  port->drained_ += got;
+  return n;
 }
 
 rte_mbuf* MakeFrame(rte_mempool* pool, const TestFrame& f) {

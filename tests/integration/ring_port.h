@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+struct rte_eth_rxtx_callback;
 struct rte_mbuf;
 struct rte_mempool;
 struct rte_ring;
@@ -31,11 +32,21 @@ class RingPort {
   // Moves up to n frames the device transmitted on queue 0 into `to`'s receive queue 0
   // (a benchmark's endless supply of frames); returns how many moved.
   unsigned MoveSentTo(RingPort& to, unsigned n);
+  // From now on every transmit call on queue 0 first takes up to `per_call` frames off its
+  // ring and frees them, as a guest draining its ring while the switch sends would (0:
+  // a stalled guest again). Drained() counts what went so.
+  void DrainOnTransmit(unsigned per_call);
+  uint64_t Drained() const { return drained_; }
 
  private:
   RingPort() = default;
+  static uint16_t DrainBeforeTransmit(uint16_t port, uint16_t queue, rte_mbuf** pkts,
+                                      uint16_t n, void* self);
   uint16_t eth_port_ = UINT16_MAX;
   std::vector<rte_ring*> rx_, tx_;
+  const rte_eth_rxtx_callback* drain_callback_ = nullptr;
+  unsigned drain_per_call_ = 0;
+  uint64_t drained_ = 0;
 };
 
 // What a test frame carries: addresses, an optional 802.1Q tag (with its priority), an

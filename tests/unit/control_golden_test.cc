@@ -133,7 +133,7 @@ TEST_F(ControlGoldenTest, PortCommands) {
        R"j("rx_packets":1000,"spec":"vm,type=vhost-user,path=$DIR/vm.sock","tx_bursts":1006,)j"
        R"j("tx_bytes":1003,"tx_drops":{"link_down":1020,"mtu":1021,"no_mbuf":1022,)j"
        R"j("offload_refused":1023,"queue_full":1019,"vlan":1024},"tx_packets":1002,)j"
-       R"j("type":"vhost-user","up":true}})j"},
+       R"j("tx_retries":1700,"tx_retry_cycles":1701,"type":"vhost-user","up":true}})j"},
       {"port show mem",
        R"j({"ok":true,"port":{"buffer_quota":512,"buffers_in_use":77,"fdb_learned":2026,)j"
        R"j("learn_limited":2004,"learn_table_full":2005,"mac":"56:48:4f:53:54:02","mtu":1500,)j"
@@ -143,7 +143,8 @@ TEST_F(ControlGoldenTest, PortCommands) {
        R"j("vlan":2012},"rx_packets":2000,"spec":"mem,type=memif,path=$DIR/mem.sock,quota=512",)j"
        R"j("tx_bursts":2006,"tx_bytes":2003,"tx_drops":{"link_down":2020,"mtu":2021,)j"
        R"j("no_mbuf":2022,"offload_refused":2023,"queue_full":2019,"vlan":2024},)j"
-       R"j("tx_packets":2002,"type":"memif","up":false}})j"},
+       R"j("tx_packets":2002,"tx_retries":2700,"tx_retry_cycles":2701,"type":"memif",)j"
+       R"j("up":false}})j"},
       {"port show nope",
        R"j({"error":"no port named 'nope'","ok":false})j"},
       {"port show",
@@ -241,7 +242,8 @@ TEST_F(ControlGoldenTest, StatsAndPmd) {
        R"j("vlan":1012},"rx_packets":1000,"spec":"vm,type=vhost-user,path=$DIR/vm.sock",)j"
        R"j("tx_bursts":1006,"tx_bytes":1003,"tx_drops":{"link_down":1020,"mtu":1021,)j"
        R"j("no_mbuf":1022,"offload_refused":1023,"queue_full":1019,"vlan":1024},)j"
-       R"j("tx_packets":1002,"type":"vhost-user","up":true},{"buffer_quota":512,)j"
+       R"j("tx_packets":1002,"tx_retries":1700,"tx_retry_cycles":1701,"type":"vhost-user",)j"
+       R"j("up":true},{"buffer_quota":512,)j"
        R"j("buffers_in_use":77,"fdb_learned":2026,"learn_limited":2004,"learn_table_full":2005,)j"
        R"j("mac":"56:48:4f:53:54:02","mtu":1500,"name":"mem","offload":{"csum_hw":2007,)j"
        R"j("csum_sw":2008,"tso_hw":2009,"tso_sw":2010},"rx_bytes":2001,)j"
@@ -250,7 +252,8 @@ TEST_F(ControlGoldenTest, StatsAndPmd) {
        R"j("rx_packets":2000,"spec":"mem,type=memif,path=$DIR/mem.sock,quota=512",)j"
        R"j("tx_bursts":2006,"tx_bytes":2003,"tx_drops":{"link_down":2020,"mtu":2021,)j"
        R"j("no_mbuf":2022,"offload_refused":2023,"queue_full":2019,"vlan":2024},)j"
-       R"j("tx_packets":2002,"type":"memif","up":false}]})j"},
+       R"j("tx_packets":2002,"tx_retries":2700,"tx_retry_cycles":2701,"type":"memif",)j"
+       R"j("up":false}]})j"},
       {"stats mem",
        R"j({"fdb":{"aged_total":3004,"entries":3001,"flushed_total":3005,"learned_total":3002,)j"
        R"j("moves_total":3003,"static":3006},"ok":true,"ports":[{"buffer_quota":512,)j"
@@ -262,7 +265,8 @@ TEST_F(ControlGoldenTest, StatsAndPmd) {
        R"j("rx_packets":2000,"spec":"mem,type=memif,path=$DIR/mem.sock,quota=512",)j"
        R"j("tx_bursts":2006,"tx_bytes":2003,"tx_drops":{"link_down":2020,"mtu":2021,)j"
        R"j("no_mbuf":2022,"offload_refused":2023,"queue_full":2019,"vlan":2024},)j"
-       R"j("tx_packets":2002,"type":"memif","up":false}]})j"},
+       R"j("tx_packets":2002,"tx_retries":2700,"tx_retry_cycles":2701,"type":"memif",)j"
+       R"j("up":false}]})j"},
       {"stats nope",
        R"j({"error":"no port named 'nope'","ok":false})j"},
       {"stats a b",

@@ -146,6 +146,21 @@ constexpr const char* kExposition[] = {
     R"x(# TYPE hvswitch_port_transmit_bursts_total counter)x",
     R"x(hvswitch_port_transmit_bursts_total{port="vm1"} 106)x",
     R"x(hvswitch_port_transmit_bursts_total{port="mem1"} 133)x",
+    R"x(# HELP hvswitch_port_transmit_retries_total Transmit calls repeated because the )x"
+      R"x(port's queue took only part of a burst (tx_retries=, 8 by default; a call that )x"
+      R"x(sends nothing ends them). Rising with few queue_full drops: a slow guest got its )x"
+      R"x(frames by them; rising with queue_full too: it is slower than the traffic offered )x"
+      R"x(to it.)x",
+    R"x(# TYPE hvswitch_port_transmit_retries_total counter)x",
+    R"x(hvswitch_port_transmit_retries_total{port="vm1"} 800)x",
+    R"x(hvswitch_port_transmit_retries_total{port="mem1"} 827)x",
+    R"x(# HELP hvswitch_port_transmit_retry_cycles_total TSC cycles worker cores spent )x"
+      R"x(retrying transmits to the port (tx_retries=): the price of waiting for a slow )x"
+      R"x(guest, paid out of the time for every other port. Compare with )x"
+      R"x(hvswitch_core_busy_cycles_total; lower tx_retries= if it matters.)x",
+    R"x(# TYPE hvswitch_port_transmit_retry_cycles_total counter)x",
+    R"x(hvswitch_port_transmit_retry_cycles_total{port="vm1"} 801)x",
+    R"x(hvswitch_port_transmit_retry_cycles_total{port="mem1"} 828)x",
     R"x(# HELP hvswitch_port_offload_total Offload work for frames sent to the port. )x"
       R"x(kind=csum: partial L4 checksums (a guest left them to the device); how=hw: passed )x"
       R"x(on for the port to complete, how=sw: completed by hvswitch because the port cannot )x"

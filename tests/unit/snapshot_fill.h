@@ -3,17 +3,33 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 
 #include "switch/control/bridge_snapshot.h"
 
 namespace hvswitch {
 
+// Counters added after the outputs were pinned: they take values 700 above the port's
+// first (not from the count), so that pinned outputs keep their numbers.
+inline constexpr PortCounter kLaterCounters[] = {PortCounter::kTxRetries,
+                                                 PortCounter::kTxRetryCycles};
+
 // Gives every counter cell of `port` and its fdb_learned a distinct value, counting up
 // from `v`. The device's no_mbuf comes after the tx drops: where it was before it became
-// a reason, so that pinned outputs keep their numbers.
+// a reason, so that pinned outputs keep their numbers; so do kLaterCounters.
 inline void FillDistinct(PortSnapshot& port, uint64_t& v) {
   PortTotals& t = port.totals;
-  for (uint64_t& cell : t.counts) cell = v++;
+  const uint64_t first = v;
+  for (size_t c = 0; c < t.counts.size(); ++c) {
+    bool later = false;
+    for (size_t l = 0; l < std::size(kLaterCounters); ++l) {
+      if (c == static_cast<size_t>(kLaterCounters[l])) {
+        t.counts[c] = first + 700 + l;
+        later = true;
+      }
+    }
+    if (!later) t.counts[c] = v++;
+  }
   for (size_t r = 0; r < t.rx_drops.size(); ++r) {
     if (r != static_cast<size_t>(RxDrop::kNoMbuf)) t.rx_drops[r] = v++;
   }

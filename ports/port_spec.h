@@ -17,7 +17,8 @@ namespace hvswitch {
 
 // tx_retries= default and range: Open vSwitch's tx-retries-max (default 8, 0-32); VPP's
 // vhost-user output retries 8 times too. A retry follows only a call that sent frames, so
-// a stalled guest costs no retry at all and a burst at most this many calls more.
+// a stalled guest costs no retry at all and a burst at most this many retry windows
+// (kTxRetryWindowUs).
 inline constexpr uint16_t kDefaultTxRetries = 8;
 inline constexpr uint16_t kMaxTxRetries = 32;
 
@@ -48,9 +49,10 @@ struct PortSpec {
   // Packet buffers the port's received frames may hold at once (quota=N): the port gets a
   // pool of its own, so that a guest cannot drain the shared one. 0: the shared pool.
   uint32_t quota = 0;
-  // Retries of a transmit burst the port's queue took only in part (tx_retries=N), made
-  // only while each one sends something: a slow guest gets its frames, a stalled one
-  // (nothing sent) costs no retry at all. 0: what does not fit at once is dropped.
+  // Retries of a transmit burst the port's queue took only in part (tx_retries=N), each
+  // waiting a moment for it to take more, and made only while it does: a slow guest gets
+  // its frames, a stalled one (nothing sent) costs no retry at all. 0: what does not fit
+  // at once is dropped.
   uint16_t tx_retries = kDefaultTxRetries;
 
   // "vhost-user", "memif", "host", "dpdk" ("" without a driver).

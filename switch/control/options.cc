@@ -393,7 +393,8 @@ std::string UsageText() {
       lock=1       port security: only the first source MAC, until the guest goes
       quota=N      the port's frames hold at most N packet buffers (a pool of its own)
       tx_retries=N  0-32 (default 8): a burst the port took in part is offered again up
-                   to N times while it keeps taking frames (a slow guest); 0: no retry
+                   to N times, each waiting up to 2 us for it to take frames (a slow
+                   guest); 0: no retry
   --lcores=LIST           CPUs for poll-mode workers (default: the last CPU)
   --metrics_address=HOST:PORT|none   Prometheus endpoint (default 127.0.0.1:9417)
   --eal="ARGS"            extra EAL arguments, e.g. "--no-huge -m 1024"

@@ -125,10 +125,10 @@ struct DropInfo {
   /* Transmit calls repeated for a burst the port's queue took only in part            */ \
   /* (tx_retries=), and the TSC cycles they took: counted only where one was made.     */ \
   X(kTxRetries, "tx_retries", "hvswitch_port_transmit_retries_total", Labels(),           \
-    "Transmit calls repeated because the port's queue took only part of a burst "         \
-    "(tx_retries=, 8 by default; a call that sends nothing ends them). Rising with few "  \
-    "queue_full drops: a slow guest got its frames by them; rising with queue_full too: " \
-    "it is slower than the traffic offered to it.",                                       \
+    "Transmit retries to the port: a burst its queue took only in part is offered again " \
+    "(tx_retries=, 8 by default), each retry waiting up to 2 us for the queue to take "   \
+    "frames. Rising with few queue_full drops: a slow guest got its frames by them; "     \
+    "rising with queue_full too: it is slower than the traffic offered to it.",           \
     kJsonDetail | kTelemetryDetail)                                                       \
   X(kTxRetryCycles, "tx_retry_cycles", "hvswitch_port_transmit_retry_cycles_total",       \
     Labels(),                                                                             \

@@ -28,7 +28,16 @@ struct ForwarderOptions {
   uint16_t worker = 0;        // picks this worker's tx queue on each port
   uint64_t flush_cycles = 0;  // TSC cycles a frame may wait for company; 0: send at once
   uint16_t flush_batch = 32;  // a port with this many frames waiting is sent at once
+  // How long a transmit retry waits for a ring that took part of a burst to take more
+  // (TSC cycles; kTxRetryWindowUs in the daemon); 0: a retry that sends nothing ends them.
+  uint64_t retry_window_cycles = 0;
 };
+
+// A slow guest frees a descriptor every few hundred nanoseconds (a DPDK guest doing work
+// per frame) to a few microseconds; a retry made at once (~50 ns) mostly finds none yet.
+// So a retry may wait this long for the ring to take more: a slow-but-alive guest is
+// followed at its pace, and what it costs is bounded by tx_retries windows a burst.
+inline constexpr uint32_t kTxRetryWindowUs = 2;
 
 class Forwarder {
  public:
@@ -115,8 +124,10 @@ class Forwarder {
   void Enqueue(uint16_t port, rte_mbuf* m);
   void EnqueueRun(uint16_t port, rte_mbuf** frames, uint16_t n, uint64_t bytes);
   void FlushPort(uint16_t port);
-  // Offers n frames a partial transmit left again while the queue keeps taking some, at
-  // most dp.tx_retries calls; counts the retries and their cycles; returns how many went.
+  // Offers n frames a partial transmit left again while the queue keeps taking some: at
+  // most dp.tx_retries retries, each waiting up to options_.retry_window_cycles for the
+  // queue to take frames (one that does not ends them); counts the retries and their
+  // cycles; returns how many went.
   [[gnu::noinline, gnu::cold]] uint16_t RetryTx(const DatapathPort& dp, uint16_t queue,
                                                 rte_mbuf** pkts, uint16_t n, PortCounters& out);
   // Frees what waits for `ports`, counted as link_down.

@@ -3,6 +3,7 @@
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
+#include <rte_pause.h>
 
 #include <algorithm>
 #include <cstring>
@@ -137,21 +138,30 @@ void Forwarder::FlushPort(uint16_t port) {
 //    (the tap's tx_dropped; checked on 6.18: 4001 of 5000 UDP frames to an unread tap,
 //    qdisc backlog 0, no error to the sender), as a packet socket's ring does, instead
 //    of stopping the sender's queue. The loss would only move into the kernel.
-// The retries give what holding would: while they last the source is not polled.
+// The retries give some of what holding would: while they wait, the source is not polled.
 //
-// Out of line: a burst that fits at once, the common case, pays for none of it. Bounded
-// by attempts, not time: each call either sends frames (the copy a guest with room would
-// cost anyway) or ends the loop, so the time is at most tx_retries calls beyond the frames
-// themselves; a clock read per call would cost more than the calls it could cut short.
+// Out of line: a burst that fits at once, the common case, pays for none of it. A retry
+// is a call that takes frames, or the window that ends them: a ring that took part of a
+// burst is asked again until it takes more or the window passes. Bounded by attempts and
+// time both: at most tx_retries windows a burst, and a stalled ring (nothing taken at the
+// first call) never gets here.
 uint16_t Forwarder::RetryTx(const DatapathPort& dp, uint16_t queue, rte_mbuf** pkts,
                             uint16_t n, PortCounters& out) {
   const uint64_t start = rte_rdtsc();
+  uint64_t last_taken = start;
   uint16_t sent = 0, retries = 0;
   while (sent < n && retries < dp.tx_retries) {
-    ++retries;
     const uint16_t more = rte_eth_tx_burst(dp.eth_port, queue, pkts + sent, n - sent);
-    if (more == 0) break;
-    sent = static_cast<uint16_t>(sent + more);
+    if (more != 0) {
+      sent = static_cast<uint16_t>(sent + more);
+      ++retries;
+      last_taken = rte_rdtsc();
+    } else if (rte_rdtsc() - last_taken >= options_.retry_window_cycles) {
+      ++retries;  // the window passed without the ring taking a frame
+      break;
+    } else {
+      rte_pause();
+    }
   }
   out.Add(PortCounter::kTxRetries, retries);
   out.Add(PortCounter::kTxRetryCycles, rte_rdtsc() - start);

@@ -2,6 +2,7 @@
 // VLANs, MTU, learning with limits and static entries, ageing and flushes, transmit
 // batching. The test plays the control thread: the bridge's Learner applies the learn
 // requests after every burst, as the bridge has it do about every millisecond.
+#include <rte_cycles.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 
@@ -255,17 +256,20 @@ class TxRetryTest : public ForwarderTest {
   static constexpr uint32_t kBurst = 64;
   // Sends kBurst frames A>B to port 1 with `free_slots` left in its ring; returns how many
   // port 1 took (those the drain took away included).
-  uint64_t SendToSlowPort(uint16_t tx_retries, unsigned free_slots, unsigned drain_per_call) {
+  uint64_t SendToSlowPort(uint16_t tx_retries, unsigned free_slots, unsigned drain_per_call,
+                          unsigned drain_every = 1, uint64_t window_cycles = 0) {
     std::vector<PortSpec> specs(kPorts);
     specs[1].tx_retries = tx_retries;
-    Configure(specs);
+    ForwarderOptions options;
+    options.retry_window_cycles = window_cycles;
+    Configure(specs, options);
     Send(1, {kB, kBcast});
     const uint64_t before = counters_.ports[1][PortCounter::kTxPackets].Read();
     std::vector<rte_mbuf*> filler;
     for (unsigned i = 0; i < 4095 - free_slots; ++i) filler.push_back(MakeFrame(pool_, {kC, kC}));
     EXPECT_EQ(rte_eth_tx_burst(ports_[1]->eth_port(), 0, filler.data(),
                                static_cast<uint16_t>(filler.size())), filler.size());
-    ports_[1]->DrainOnTransmit(drain_per_call);
+    ports_[1]->DrainOnTransmit(drain_per_call, drain_every);
     std::vector<rte_mbuf*> burst;
     for (uint32_t i = 0; i < kBurst; ++i) burst.push_back(MakeFrame(pool_, {kA, kB, -1, 50, i}));
     forwarder_->HandleBurst(0, burst.data(), kBurst);
@@ -300,6 +304,25 @@ TEST_F(TxRetryTest, NoRetriesWithTxRetriesZero) {
 TEST_F(TxRetryTest, AStalledRingEndsRetriesAtTheFirstThatSendsNothing) {
   EXPECT_EQ(SendToSlowPort(kDefaultTxRetries, 4, 0), 4u);
   EXPECT_EQ(Retries(), 1u);
+}
+
+// A guest that frees descriptors only now and then (here at every second call): without a
+// window the first retry that finds none ends them; within the window the retry waits for
+// the ring to take more, and only calls that take frames count.
+TEST_F(TxRetryTest, WithoutAWindowAGuestThatDrainsNowAndThenLosesTheRest) {
+  EXPECT_EQ(SendToSlowPort(kDefaultTxRetries, 4, 4, 2, 0), 8u);  // 4, then 4, then none
+  EXPECT_EQ(Retries(), 2u);
+}
+
+TEST_F(TxRetryTest, AWindowWaitsForAGuestThatDrainsNowAndThen) {
+  const uint64_t second = rte_get_tsc_hz();
+  EXPECT_EQ(SendToSlowPort(kDefaultTxRetries, 4, 4, 2, second), 4u + 8 * 4);
+  EXPECT_EQ(Retries(), 8u);
+}
+
+TEST_F(TxRetryTest, AWindowEndsRetriesOnAStalledRing) {
+  EXPECT_EQ(SendToSlowPort(kDefaultTxRetries, 4, 0, 1, rte_get_tsc_hz() / 100000), 4u);
+  EXPECT_EQ(Retries(), 1u);  // the window that passed
 }
 
 TEST_F(TxRetryTest, AFullRingIsNotRetried) {

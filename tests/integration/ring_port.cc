@@ -88,8 +88,10 @@ unsigned RingPort::MoveSentTo(RingPort& to, unsigned n) {
   return put;
 }
 
-void RingPort::DrainOnTransmit(unsigned per_call) {
+void RingPort::DrainOnTransmit(unsigned per_call, unsigned every) {
   drain_per_call_ = per_call;
+  drain_every_ = every;
+  calls_ = 0;
   if (drain_callback_ == nullptr) {
     drain_callback_ = rte_eth_add_tx_callback(eth_port_, 0, &DrainBeforeTransmit, this);
     if (drain_callback_ == nullptr) std::abort();
@@ -98,6 +100,7 @@ void RingPort::DrainOnTransmit(unsigned per_call) {
 
 uint16_t RingPort::DrainBeforeTransmit(uint16_t, uint16_t, rte_mbuf**, uint16_t n, void* self) {
   auto* port = static_cast<RingPort*>(self);
+  if (++port->calls_ % port->drain_every_ != 0) return n;
   void* objs[256];
   const unsigned got = rte_ring_dequeue_burst(port->tx_[0], objs,
                                               std::min(port->drain_per_call_, 256u), nullptr);

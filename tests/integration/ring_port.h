@@ -32,10 +32,10 @@ class RingPort {
   // Moves up to n frames the device transmitted on queue 0 into `to`'s receive queue 0
   // (a benchmark's endless supply of frames); returns how many moved.
   unsigned MoveSentTo(RingPort& to, unsigned n);
-  // From now on every transmit call on queue 0 first takes up to `per_call` frames off its
-  // ring and frees them, as a guest draining its ring while the switch sends would (0:
-  // a stalled guest again). Drained() counts what went so.
-  void DrainOnTransmit(unsigned per_call);
+  // From now on every `every`-th transmit call on queue 0 first takes up to `per_call`
+  // frames off its ring and frees them, as a guest draining its ring while the switch
+  // sends would (0: a stalled guest again). Drained() counts what went so.
+  void DrainOnTransmit(unsigned per_call, unsigned every = 1);
   uint64_t Drained() const { return drained_; }
 
  private:
@@ -45,7 +45,7 @@ class RingPort {
   uint16_t eth_port_ = UINT16_MAX;
   std::vector<rte_ring*> rx_, tx_;
   const rte_eth_rxtx_callback* drain_callback_ = nullptr;
-  unsigned drain_per_call_ = 0;
+  unsigned drain_per_call_ = 0, drain_every_ = 1, calls_ = 0;
   uint64_t drained_ = 0;
 };
 

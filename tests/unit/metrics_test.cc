@@ -146,11 +146,11 @@ constexpr const char* kExposition[] = {
     R"x(# TYPE hvswitch_port_transmit_bursts_total counter)x",
     R"x(hvswitch_port_transmit_bursts_total{port="vm1"} 106)x",
     R"x(hvswitch_port_transmit_bursts_total{port="mem1"} 133)x",
-    R"x(# HELP hvswitch_port_transmit_retries_total Transmit calls repeated because the )x"
-      R"x(port's queue took only part of a burst (tx_retries=, 8 by default; a call that )x"
-      R"x(sends nothing ends them). Rising with few queue_full drops: a slow guest got its )x"
-      R"x(frames by them; rising with queue_full too: it is slower than the traffic offered )x"
-      R"x(to it.)x",
+    R"x(# HELP hvswitch_port_transmit_retries_total Transmit retries to the port: a burst )x"
+      R"x(its queue took only in part is offered again (tx_retries=, 8 by default), each )x"
+      R"x(retry waiting up to 2 us for the queue to take frames. Rising with few queue_full )x"
+      R"x(drops: a slow guest got its frames by them; rising with queue_full too: it is )x"
+      R"x(slower than the traffic offered to it.)x",
     R"x(# TYPE hvswitch_port_transmit_retries_total counter)x",
     R"x(hvswitch_port_transmit_retries_total{port="vm1"} 800)x",
     R"x(hvswitch_port_transmit_retries_total{port="mem1"} 827)x",

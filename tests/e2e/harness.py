@@ -213,12 +213,16 @@ class Daemon:
 class Guest:
     """An hvs_guest process attached to one socket, driven over its stdin/stdout."""
 
-    def __init__(self, kind, path, name, rx_csum=False, rx_tso=False, server=False):
+    def __init__(self, kind, path, name, rx_csum=False, rx_tso=False, server=False, cpu=0,
+                 queue_size=None):
         """server=True: a vhost-user guest that owns the socket (like QEMU in production),
         for a port with client=1; it starts only once the switch connects, so call
-        wait_ready() after starting the switch."""
+        wait_ready() after starting the switch. cpu: the CPU it runs on. queue_size: a
+        vhost-user guest's ring size (virtio-user's default: 256)."""
         if kind == "vhost-user":
             vdev = f"net_virtio_user0,path={path}" + (",server=1" if server else "")
+            if queue_size:
+                vdev += f",queue_size={queue_size}"
         elif kind == "memif":
             vdev = f"net_memif0,role=client,socket={path},socket-abstract=no"
         elif kind == "memif-server":  # for a memif port with client=1
@@ -226,7 +230,7 @@ class Guest:
         else:
             raise ValueError(kind)
         self.name = name
-        args = [HVS_GUEST, "--no-pci", "--no-huge", "-m", "256", "--lcores=0@0",
+        args = [HVS_GUEST, "--no-pci", "--no-huge", "-m", "256", f"--lcores=0@{cpu}",
                 f"--file-prefix=hvs-guest-{name}-{os.getpid()}", "--log-level=*:error",
                 f"--vdev={vdev}"]
         options = []

@@ -7,6 +7,9 @@
 //   mac                        -> {"mac":"aa:bb:.."}
 //   pause / resume             -> {"ok":1}     stop / go on taking frames from the port
 //                                              (a stalled VM: its ring fills up)
+//   slow NS                    -> {"ok":1}     take one frame every NS nanoseconds at most,
+//                                              polling all the time (a VM alive but slower
+//                                              than its traffic); slow 0: as fast as it can
 //   stop / start               -> {"stopped":1} / {"started":1}   the port (disconnects
 //                                              from the switch / connects again)
 //   (stats counts received frames per "SRC>DST", with "@VLAN" appended for tagged ones)
@@ -72,12 +75,32 @@ struct Guest {
   std::map<std::string, uint64_t> flows;
   bool stopped = false;  // the port, by the stop command
   bool paused = false;   // receiving, by the pause command
+  uint64_t slow_cycles = 0;  // the slow command's interval in TSC cycles; 0: not slow
+  uint64_t next_take = 0;    // slow: TSC when the next frame may be taken
   uint64_t started_tsc = 0;  // when the port was last started
 
   void Receive() {
     if (stopped || paused) return;
+    if (slow_cycles != 0) return ReceiveSlowly();
     rte_mbuf* pkts[32];
-    uint16_t n = rte_eth_rx_burst(kPort, 0, pkts, 32);
+    Count(pkts, rte_eth_rx_burst(kPort, 0, pkts, 32));
+  }
+
+  // One frame every slow_cycles, for up to 200 us (then the caller looks at its input):
+  // each frame taken gives the switch one descriptor back, as a slow guest's driver does.
+  void ReceiveSlowly() {
+    const uint64_t end = rte_get_tsc_cycles() + rte_get_tsc_hz() / 5000;
+    for (uint64_t now = rte_get_tsc_cycles(); now < end; now = rte_get_tsc_cycles()) {
+      if (now < next_take) continue;
+      rte_mbuf* m;
+      if (rte_eth_rx_burst(kPort, 0, &m, 1) == 1) {
+        Count(&m, 1);
+        next_take = now + slow_cycles;  // no catching up after a pause: at most that rate
+      }
+    }
+  }
+
+  void Count(rte_mbuf** pkts, uint16_t n) {
     for (uint16_t i = 0; i < n; ++i) {
       ++rx;
       rx_bytes += pkts[i]->pkt_len;
@@ -205,6 +228,13 @@ struct Guest {
     }
     if (cmd == "pause" || cmd == "resume") {  // a stalled VM: connected, not draining
       paused = cmd == "pause";
+      return "{\"ok\":1}";
+    }
+    if (cmd == "slow") {  // a VM alive but slower than its traffic
+      uint64_t ns = 0;
+      if (!(in >> ns) || ns > 1000000) return "{\"error\":\"bad slow arguments\"}";
+      slow_cycles = ns * rte_get_tsc_hz() / 1000000000;
+      if (ns != 0 && slow_cycles == 0) slow_cycles = 1;
       return "{\"ok\":1}";
     }
     if (cmd == "stop") {  // the guest's driver going away: disconnects from the switch
@@ -368,8 +398,8 @@ int main(int argc, char** argv) {
         std::printf("%s\n", guest.Handle(line, &quit).c_str());
         std::fflush(stdout);
       }
-    } else {
-      usleep(100);  // a test guest need not burn a core
+    } else if (guest.slow_cycles == 0 || guest.paused || guest.stopped) {
+      usleep(100);  // a test guest need not burn a core (a slow one polls all the time)
     }
   }
   rte_eth_dev_stop(kPort);

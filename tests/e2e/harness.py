@@ -213,12 +213,12 @@ class Daemon:
 class Guest:
     """An hvs_guest process attached to one socket, driven over its stdin/stdout."""
 
-    def __init__(self, kind, path, name, rx_csum=False, rx_tso=False, server=False, cpu=0,
-                 queue_size=None):
+    def __init__(self, kind, path, name, rx_csum=False, rx_tso=False, server=False,
+                 queue_size=None, cpu=0):
         """server=True: a vhost-user guest that owns the socket (like QEMU in production),
         for a port with client=1; it starts only once the switch connects, so call
-        wait_ready() after starting the switch. cpu: the CPU it runs on. queue_size: a
-        vhost-user guest's ring size (virtio-user's default: 256)."""
+        wait_ready() after starting the switch. queue_size: a vhost-user guest's ring
+        size (virtio-user's default: 256). cpu: the CPU it runs on."""
         if kind == "vhost-user":
             vdev = f"net_virtio_user0,path={path}" + (",server=1" if server else "")
             if queue_size:

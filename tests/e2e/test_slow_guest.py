@@ -3,13 +3,15 @@ of its frames with tx_retries= than without, and another guest's exchange loses 
 meanwhile.
 
 Ports a (the sender, a ring of 1024), s0 (tx_retries=0), sn (tx_retries=32) and c. s0 and
-sn run the same slow guest (one frame at a time, polling all the time, on CPU 0); a sends
-each of them the same unicast traffic in alternating turns while the other is paused.
-a shares the switch's CPU, so its frames reach the switch in backlogs (its ring fills
-while the switch is off the CPU) that the switch forwards while the slow guest drains on
-the other CPU: what does not fit is dropped at once for s0, retried for sn. Compared:
-frames delivered / frames offered over the whole run, a ratio, not a rate. Between turns
-a sends c a chunk that c must get whole: the retries for sn cost c nothing.
+sn run the same slow guest (one frame at a time, polling all the time); a sends each of
+them the same unicast traffic in alternating turns while the other is paused. a shares
+the switch's CPU, so its frames reach the switch in backlogs (its ring fills while the
+switch is off the CPU) that the switch forwards while the slow guest drains on the other
+CPU: what the slow guest's ring cannot take is dropped at once for s0 and retried for sn.
+(With a on the slow guest's CPU the two seldom run at once and retries have little to
+wait for: the difference drowns in noise.) Compared: frames delivered / frames offered
+over the whole run, a ratio, not a rate. Between turns a sends c a chunk that c must get
+whole: the retries for sn cost c nothing.
 """
 import os
 import sys
@@ -22,7 +24,7 @@ from harness import start_bridge, stop_bridge, wait_flow, wait_for  # noqa: E402
 A, C = "02:00:00:00:0a:0a", "02:00:00:00:0a:0c"
 SLOW = {"s0": "02:00:00:00:0a:10", "sn": "02:00:00:00:0a:1e"}
 BCAST = "ff:ff:ff:ff:ff:ff"
-TURNS, FRAMES, CHUNK = 4, 10000, 200  # FRAMES a turn to a slow guest, CHUNK to c
+TURNS, FRAMES, CHUNK = 8, 10000, 200  # FRAMES a turn to a slow guest, CHUNK to c
 
 
 class SlowGuestTest(unittest.TestCase):
@@ -36,7 +38,14 @@ class SlowGuestTest(unittest.TestCase):
         wait_for(lambda: self.sw.value("hvswitch_fdb_entries") == 3, 10, "3 MACs learned")
 
     def tearDown(self):
+        # The sender, on the switch's busy CPU, is killed and waited for only once the
+        # switch is gone: in about one run of four, teardown with it there took minutes
+        # (not understood yet; see the issue 14 report).
+        sender = self.guests.pop("a")
+        sender.proc.kill()
         self.assertEqual(stop_bridge(self.sw, self.guests), 0)
+        sender.proc.wait(30)
+        sender.kill()
 
     def counter(self, name, port, **labels):
         return self.sw.value(name, port=port, **labels)
@@ -72,8 +81,12 @@ class SlowGuestTest(unittest.TestCase):
                 wait_flow(c, A, C, to_c)
         offered = TURNS * FRAMES
         ratio = {name: delivered[name] / offered for name in SLOW}
+        retries = self.counter("hvswitch_port_transmit_retries_total", "sn")
+        cycles = self.counter("hvswitch_port_transmit_retry_cycles_total", "sn")
+        gained = max(delivered["sn"] - delivered["s0"], 1)
         print(f"delivered / offered: tx_retries=0 {ratio['s0']:.3f}, "
-              f"tx_retries=32 {ratio['sn']:.3f}", file=sys.stderr)
+              f"tx_retries=32 {ratio['sn']:.3f}; sn: {retries:.0f} retries, "
+              f"{cycles / gained:.0f} retry cycles per frame gained", file=sys.stderr)
         self.assertGreater(ratio["sn"], ratio["s0"])
         self.assertLess(ratio["s0"], 1.0, "s0 was not slower than its traffic")
         # Every frame offered was delivered or dropped as queue_full; only sn retried.

@@ -48,6 +48,7 @@ PORTS = [
     "uplink,type=dpdk,queues=2,devargs=net_tap0,iface=hvs0",
     "t,type=memif,path=/t,trunk=10,20-22,native=5,lock=1,mtu=9000",
     "a,type=vhost-user,path=/a,vlan=10,learn_limit=16,mac=02:00:00:00:00:01,02:00:00:00:00:02",
+    "slow,type=vhost-user,path=/run/slow.sock,tx_retries=32",
 ]
 ARGS = [
     ["--port=" + PORTS[0], "--port", PORTS[2], "--lcores=1-2", "--metrics_address=none",

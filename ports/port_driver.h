@@ -134,7 +134,12 @@ class PortDriver {
   virtual PeerOffloads Offloads(const Port& port) const;
   // Whether the device has per-queue statistics to read now.
   virtual bool HasQueueStats(const Port& /*port*/) const { return true; }
-  virtual DatapathFlags Flags(const PortSpec& spec, const DeviceSetup& setup) const = 0;
+  // Default: its frames may carry offload requests when Configure turned on Rx offloads.
+  virtual DatapathFlags Flags(const PortSpec& /*spec*/, const DeviceSetup& setup) const {
+    DatapathFlags flags;
+    flags.rx_offload = setup.rx_offload;
+    return flags;
+  }
 
   // --- process hooks, whether or not a port of the type exists (idempotent) ---
   // On the control thread, before any port opens.

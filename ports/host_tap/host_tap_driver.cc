@@ -116,11 +116,6 @@ class Driver final : public PortDriver {
     }
     return setup;
   }
-  DatapathFlags Flags(const PortSpec&, const DeviceSetup& setup) const override {
-    DatapathFlags flags;
-    flags.rx_offload = setup.rx_offload;
-    return flags;
-  }
 };
 
 // Constant-initialised: valid before any static constructor runs.

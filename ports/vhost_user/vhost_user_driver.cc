@@ -90,11 +90,6 @@ class Driver final : public GuestSocketDriver {
   bool HasQueueStats(const Port& port) const override {
     return rte_eth_vhost_get_vid_from_port_id(port.eth_port()) >= 0;
   }
-  DatapathFlags Flags(const PortSpec&, const DeviceSetup& setup) const override {
-    DatapathFlags flags;
-    flags.rx_offload = setup.rx_offload;
-    return flags;
-  }
 };
 
 // Constant-initialised: valid before any static constructor runs.

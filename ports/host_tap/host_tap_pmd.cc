@@ -172,7 +172,9 @@ uint16_t RxBurst(void* queue, rte_mbuf** pkts, uint16_t nb_pkts) {
   iov[0] = {&hdr, sizeof(hdr)};
   uint16_t n = 0;
   uint64_t bytes = 0;
-  while (n < nb_pkts) {
+  // At most nb_pkts reads, dropped frames included: a namespace sending runts or frames
+  // it cannot describe must not keep the worker here, away from its other ports.
+  for (uint16_t reads = 0; reads < nb_pkts; ++reads) {
     if (q.missing != 0) {
       // Out of buffers: the frames wait in the kernel's queue (backpressure, not loss).
       if (rte_pktmbuf_alloc_bulk(q.pool, q.spare, q.missing) != 0) {

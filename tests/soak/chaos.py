@@ -214,12 +214,22 @@ class Soak:
         if guest is None or guest.proc.poll() is not None:
             kind = "vhost-user" if name == "c" else "memif"
             self.extra[name] = Guest(kind, f"{self.dir}/{name}.sock", name)
-            self.extra[name].send(BCAST, C if name == "c" else D, 4)
+            self.greet(self.extra[name], C if name == "c" else D)
         elif self.rng.random() < 0.5:
             guest.kill()
         else:
             guest.quit()
         self.stats["guest_changes"] += 1
+
+    @staticmethod
+    def greet(guest, mac):
+        """A new guest's first frames, once its link is up: the guest sends only while
+        connected, and its handshake (memif's takes several round trips between the two
+        processes' interrupt threads) can take seconds on a machine loaded like CI's
+        (a release build beside the soak once left a memif guest unconnected for the 5 s
+        that hvs_guest waits for its ring). A link that never comes up still fails."""
+        guest.wait_link(timeout=60)
+        guest.send(BCAST, mac, 4)
 
     def port_change(self):
         if self.e_kind is None:
@@ -227,7 +237,7 @@ class Soak:
             self.ctl("port", "add", "e", self.e_kind, f"path={self.dir}/e.sock", "vlan=20")
             if self.rng.random() < 0.3:
                 self.extra["e"] = Guest(self.e_kind, f"{self.dir}/e.sock", "e")
-                self.extra["e"].send(BCAST, E, 4)
+                self.greet(self.extra["e"], E)
         else:
             self.remove_e()
             guest = self.extra.pop("e", None)

@@ -116,6 +116,12 @@ class Driver final : public PortDriver {
     }
     return setup;
   }
+  // Frames not read yet wait in the interface's queue in the kernel.
+  DatapathFlags Flags(const PortSpec& spec, const DeviceSetup& setup) const override {
+    DatapathFlags flags = PortDriver::Flags(spec, setup);
+    flags.rx_backpressure = true;
+    return flags;
+  }
 };
 
 // Constant-initialised: valid before any static constructor runs.

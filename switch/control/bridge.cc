@@ -164,6 +164,7 @@ std::unique_ptr<PortTable> Bridge::NextTable(int slot, const PortSpec* spec, con
   dp.tx_prepare = port->flags().tx_prepare;
   dp.recount_chains = port->flags().recount_chains;
   dp.reclaim_tx = port->flags().reclaim_tx;
+  dp.rx_backpressure = port->flags().rx_backpressure;
   // Each receive queue goes to the worker that polls the fewest; the others stay where
   // they are. A device that is not started (a memif client without its server) is not
   // polled.

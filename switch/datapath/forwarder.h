@@ -124,6 +124,10 @@ class Forwarder {
   void Enqueue(uint16_t port, rte_mbuf* m);
   void EnqueueRun(uint16_t port, rte_mbuf** frames, uint16_t n, uint64_t bytes);
   void FlushPort(uint16_t port);
+  // Enqueue and EnqueueRun for a buffer without room: flushed first. Out of line, so that
+  // the common case does not carry the call.
+  [[gnu::noinline, gnu::cold]] void EnqueueFull(uint16_t port, rte_mbuf** frames, uint16_t n,
+                                                uint64_t bytes);
   // Offers n frames a partial transmit left again while the queue keeps taking some: at
   // most dp.tx_retries retries, each waiting up to options_.retry_window_cycles for the
   // queue to take frames (one that does not ends them); counts the retries and their

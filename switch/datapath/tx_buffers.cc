@@ -15,7 +15,7 @@ namespace hvswitch {
 
 void Forwarder::Enqueue(uint16_t port, rte_mbuf* m) {
   TxBuffer& buffer = tx_[port];
-  if (buffer.n == kMaxBurst) FlushPort(port);
+  if (buffer.n == kMaxBurst) [[unlikely]] return EnqueueFull(port, &m, 1, m->pkt_len);
   if (buffer.n == 0) buffer.deadline = now_ + options_.flush_cycles;
   buffer.pkts[buffer.n++] = m;
   buffer.bytes += m->pkt_len;
@@ -24,12 +24,17 @@ void Forwarder::Enqueue(uint16_t port, rte_mbuf* m) {
 
 void Forwarder::EnqueueRun(uint16_t port, rte_mbuf** frames, uint16_t n, uint64_t bytes) {
   TxBuffer& buffer = tx_[port];
-  if (buffer.n + n > kMaxBurst) FlushPort(port);
+  if (buffer.n + n > kMaxBurst) [[unlikely]] return EnqueueFull(port, frames, n, bytes);
   if (buffer.n == 0) buffer.deadline = now_ + options_.flush_cycles;
   for (uint16_t i = 0; i < n; ++i) buffer.pkts[buffer.n + i] = frames[i];  // mostly 1-4
   buffer.n = static_cast<uint16_t>(buffer.n + n);
   buffer.bytes += bytes;
   pending_ |= uint64_t{1} << port;
+}
+
+void Forwarder::EnqueueFull(uint16_t port, rte_mbuf** frames, uint16_t n, uint64_t bytes) {
+  FlushPort(port);
+  EnqueueRun(port, frames, n, bytes);
 }
 
 void Forwarder::FlushExpired(uint64_t now) {

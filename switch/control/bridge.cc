@@ -72,6 +72,7 @@ absl::Status Bridge::Init() {
     options.flush_cycles = rte_get_tsc_hz() / 1000000 * config_.tx_flush_us;
     options.flush_batch = std::min(config_.burst, kMaxBurst);
     options.retry_window_cycles = rte_get_tsc_hz() / 1000000 * kTxRetryWindowUs;
+    options.park_window_cycles = rte_get_tsc_hz() / 1000000 * kParkWindowUs;
     workers_.push_back(std::make_unique<Worker>(options, datapath_, *learn_queues_.back(),
                                                 counters_[w], *quiescence_, config_.burst,
                                                 stop_workers_));

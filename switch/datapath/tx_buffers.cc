@@ -32,11 +32,6 @@ void Forwarder::EnqueueRun(uint16_t port, rte_mbuf** frames, uint16_t n, uint64_
   pending_ |= uint64_t{1} << port;
 }
 
-void Forwarder::EnqueueFull(uint16_t port, rte_mbuf** frames, uint16_t n, uint64_t bytes) {
-  FlushPort(port);
-  EnqueueRun(port, frames, n, bytes);
-}
-
 void Forwarder::FlushExpired(uint64_t now) {
   up_mask_ = LoadUpMask();
   capture_tx_ = datapath_.capture_tx_mask.load(std::memory_order_relaxed);
@@ -71,6 +66,10 @@ void Forwarder::DropPending(uint64_t ports) {
     buffer.bytes = 0;
   });
   pending_ &= ~ports;
+  if ((parked_ & ports) != 0) {
+    const uint64_t now = rte_rdtsc();
+    ForEachBit(parked_ & ports, [&](uint16_t p) { EndPark(p, now); });
+  }
 }
 
 void Forwarder::FlushPort(uint16_t port) {
@@ -84,13 +83,14 @@ void Forwarder::FlushPort(uint16_t port) {
   if (!((up_mask_ >> port) & 1)) {
     rte_pktmbuf_free_bulk(buffer.pkts, n);
     out.Drop(TxDrop::kLinkDown, n);
-    return;
+    return;  // a park there ends at the next OfferParked (nothing left)
   }
   const DatapathPort& dp = table_->ports[port];
   const uint16_t queue = TxQueue(dp);
   rte_spinlock_t* lock = TxLock(port, dp, queue);
   if (dp.tx_prepare) {
-    // The device refuses what it cannot offload (its limits on segments, sizes).
+    // The device refuses what it cannot offload (its limits on segments, sizes). Parked
+    // frames pass again at every offer: it recomputes the same pseudo-header sums.
     uint16_t ok = rte_eth_tx_prepare(dp.eth_port, queue, buffer.pkts, n);
     while (ok < n) {
       bytes -= buffer.pkts[ok]->pkt_len;
@@ -115,9 +115,10 @@ void Forwarder::FlushPort(uint16_t port) {
   }
   if (lock != nullptr) rte_spinlock_unlock(lock);
   if (sent < n) {
-    for (uint16_t i = sent; i < n; ++i) bytes -= buffer.pkts[i]->pkt_len;
-    rte_pktmbuf_free_bulk(buffer.pkts + sent, n - sent);
-    out.Drop(TxDrop::kQueueFull, n - sent);
+    uint64_t refused = 0;
+    for (uint16_t i = sent; i < n; ++i) refused += buffer.pkts[i]->pkt_len;
+    bytes -= refused;
+    Refused(port, sent, n, refused);
   }
   out.Add(PortCounter::kTxPackets, sent);
   out.Add(PortCounter::kTxBytes, bytes);
@@ -130,26 +131,11 @@ void Forwarder::FlushPort(uint16_t port) {
   }
 }
 
-// What a port refuses after its retries is dropped, whoever sent it. Leaving a NIC's or
-// kernel port's frames in its own queue instead (not polling it while a destination is
-// full) was weighed and left out (issue 14):
-//  - ethdev has no peek: a frame is out of its source before its destination is known,
-//    so "leaving it there" means holding refused frames here across poll rounds (a
-//    backlog per destination port, a mask of sources the worker loop skips, a bound on
-//    both so that a stalled guest still costs nothing) — and the source's frames for
-//    every other destination then wait behind the slow one: a NIC feeding many guests
-//    would drop for all of them at its own ring ("missed") instead of for one here;
-//  - a kernel source gains nothing: this kernel's tap drops what does not fit its ring
-//    (the tap's tx_dropped; checked on 6.18: 4001 of 5000 UDP frames to an unread tap,
-//    qdisc backlog 0, no error to the sender), as a packet socket's ring does, instead
-//    of stopping the sender's queue. The loss would only move into the kernel.
-// The retries give some of what holding would: while they wait, the source is not polled.
-//
-// Out of line: a burst that fits at once, the common case, pays for none of it. A retry
-// is a call that takes frames, or the window that ends them: a ring that took part of a
-// burst is asked again until it takes more or the window passes. Bounded by attempts and
-// time both: at most tx_retries windows a burst, and a stalled ring (nothing taken at the
-// first call) never gets here.
+// Retries: out of line, so a burst that fits at once, the common case, pays for none of
+// it. A retry is a call that takes frames, or the window that ends them: a ring that took
+// part of a burst is asked again until it takes more or the window passes. Bounded by
+// attempts and time both: at most tx_retries windows a burst, and a stalled ring (nothing
+// taken at the first call) never gets here.
 uint16_t Forwarder::RetryTx(const DatapathPort& dp, uint16_t queue, rte_mbuf** pkts,
                             uint16_t n, PortCounters& out) {
   const uint64_t start = rte_rdtsc();
@@ -171,6 +157,143 @@ uint16_t Forwarder::RetryTx(const DatapathPort& dp, uint16_t queue, rte_mbuf** p
   out.Add(PortCounter::kTxRetries, retries);
   out.Add(PortCounter::kTxRetryCycles, rte_rdtsc() - start);
   return sent;
+}
+
+// What a destination refuses after its retries. From a guest (vhost-user, memif) it is
+// dropped: the guest's ring is the guest's, and the retries already waited for the
+// destination as long as it kept taking frames. From a kernel or NIC port it is parked
+// and the port paused (PausedSources), so that its next frames wait in the kernel's
+// queue or the NIC's ring, which hold more than a guest's ring and far more than the
+// retries can wait for: ethdev has no peek, so frames already received can only wait
+// here, at the front of the destination's buffer (what comes later queues behind them,
+// nothing overtakes). The source's frames for other destinations wait in its queue too
+// (head of line): hence the bounds — one window without the destination taking a parked
+// frame, a buffer's worth parked per destination, no parking for a destination that took
+// none of its last parked frames (stalled) or one with tx_retries=0. A tap's queue drops
+// what does not fit (its tx_dropped; this kernel's tun does not stop the sender's
+// queue), a NIC's ring counts `missed`: the loss is not gone, it moves to a queue that
+// holds more, in front of the sender.
+void Forwarder::Refused(uint16_t port, uint16_t sent, uint16_t n, uint64_t bytes) {
+  const uint64_t bit = uint64_t{1} << port;
+  TxBuffer& buffer = tx_[port];
+  Park& park = parks_[port];
+  if (sent != 0) stalled_ &= ~bit;  // it takes frames: alive, if slow
+  // The port's count of sent frames once this call's are counted.
+  const uint64_t tx_packets = counters_.ports[port][PortCounter::kTxPackets].Read() + sent;
+  // Parked frames were first in the buffer: some are among the refused ones.
+  const bool parked_left = (parked_ & bit) && tx_packets < park.done_at;
+  if (parked_left && sent == 0 && park.done_at - tx_packets == n) {
+    buffer.n = n;  // the parked frames again, alone and untouched: the common case here
+    buffer.bytes = bytes;
+    pending_ |= bit;
+    return;
+  }
+  const uint64_t now = rte_rdtsc();
+  if ((parked_ & bit) && !parked_left) EndPark(port, now);  // its frames went meanwhile
+  const bool may_park = table_->rx_backpressure != 0 && table_->ports[port].tx_retries != 0 &&
+                        !(stalled_ & bit);
+  uint64_t sources = 0, kept_bytes = 0;
+  uint16_t kept = 0, dropped = 0;
+  for (uint16_t i = sent; i < n; ++i) {
+    rte_mbuf* m = buffer.pkts[i];
+    const uint16_t source = may_park ? BackpressureSource(m->port) : kNoSource;
+    if (source != kNoSource) {
+      buffer.pkts[kept++] = m;  // to the front, in order
+      kept_bytes += m->pkt_len;
+      sources |= uint64_t{1} << source;
+    } else {
+      rte_pktmbuf_free(m);
+      ++dropped;
+    }
+  }
+  if (dropped != 0) counters_.ports[port].Drop(TxDrop::kQueueFull, dropped);
+  if (kept == 0) {
+    if (parked_ & bit) EndPark(port, now);
+    return;
+  }
+  buffer.n = kept;
+  buffer.bytes = kept_bytes;
+  pending_ |= bit;
+  if (!(parked_ & bit)) {
+    park = {sent != 0, 0, now, 0};
+    parked_ |= bit;
+  } else if (sent != 0) {
+    park.took = true;  // it took parked frames
+    park.last_taken = now;
+  }
+  park.done_at = tx_packets + kept;
+  park.sources |= sources;
+  ForEachBit(sources & ~paused_, [&](uint16_t s) {
+    counters_.ports[s].Add(PortCounter::kRxPauses, 1);
+    paused_since_[s] = now;
+  });
+  paused_ |= sources;
+}
+
+uint16_t Forwarder::BackpressureSource(uint16_t eth_port) const {
+  uint16_t source = kNoSource;
+  ForEachBit(table_->rx_backpressure, [&](uint16_t p) {
+    if (table_->ports[p].eth_port == eth_port) source = p;
+  });
+  return source;
+}
+
+void Forwarder::EndPark(uint16_t port, uint64_t now) {
+  parks_[port].sources = 0;
+  parked_ &= ~(uint64_t{1} << port);
+  uint64_t still = 0;
+  ForEachBit(parked_, [&](uint16_t p) { still |= parks_[p].sources; });
+  ForEachBit(paused_ & ~still, [&](uint16_t s) {
+    counters_.ports[s].Add(PortCounter::kRxPauseCycles, now - paused_since_[s]);
+  });
+  paused_ &= still;
+}
+
+void Forwarder::EnqueueFull(uint16_t port, rte_mbuf** frames, uint16_t n, uint64_t bytes) {
+  FlushPort(port);
+  if (tx_[port].n + n <= kMaxBurst) return EnqueueRun(port, frames, n, bytes);
+  rte_pktmbuf_free_bulk(frames, n);  // behind parked frames that fill the buffer
+  counters_.ports[port].Drop(TxDrop::kQueueFull, n);
+}
+
+void Forwarder::OfferParked(uint64_t now) {
+  up_mask_ = LoadUpMask();
+  capture_tx_ = datapath_.capture_tx_mask.load(std::memory_order_relaxed);
+  ForEachBit(parked_, [&](uint16_t p) {
+    const uint64_t bit = uint64_t{1} << p;
+    TxBuffer& buffer = tx_[p];
+    Park& park = parks_[p];
+    const Counter& tx_packets = counters_.ports[p][PortCounter::kTxPackets];
+    // Offered again (Refused keeps the park up to date), unless they went meanwhile.
+    if (buffer.n != 0 && tx_packets.Read() < park.done_at) FlushPort(p);
+    if (!(parked_ & bit)) return;
+    if (buffer.n == 0 || tx_packets.Read() >= park.done_at) return EndPark(p, now);
+    if (now < park.last_taken + options_.park_window_cycles) return;
+    // A window without taking any: the parked frames (the buffer's first) are dropped.
+    const uint16_t left =
+        static_cast<uint16_t>(std::min<uint64_t>(park.done_at - tx_packets.Read(), buffer.n));
+    for (uint16_t i = 0; i < left; ++i) buffer.bytes -= buffer.pkts[i]->pkt_len;
+    rte_pktmbuf_free_bulk(buffer.pkts, left);
+    counters_.ports[p].Drop(TxDrop::kQueueFull, left);
+    buffer.n = static_cast<uint16_t>(buffer.n - left);
+    std::memmove(buffer.pkts, buffer.pkts + left, buffer.n * sizeof(rte_mbuf*));
+    if (buffer.n == 0) pending_ &= ~bit;
+    if (!park.took) stalled_ |= bit;
+    EndPark(p, now);
+  });
+}
+
+void Forwarder::DropParked() {
+  const uint64_t now = rte_rdtsc();
+  ForEachBit(parked_, [&](uint16_t p) {
+    TxBuffer& buffer = tx_[p];
+    rte_pktmbuf_free_bulk(buffer.pkts, buffer.n);
+    counters_.ports[p].Drop(TxDrop::kQueueFull, buffer.n);
+    buffer.n = 0;
+    buffer.bytes = 0;
+    pending_ &= ~(uint64_t{1} << p);
+    EndPark(p, now);
+  });
 }
 
 }  // namespace hvswitch

@@ -73,6 +73,8 @@ absl::Status Bridge::Init() {
     options.flush_batch = std::min(config_.burst, kMaxBurst);
     options.retry_window_cycles = rte_get_tsc_hz() / 1000000 * kTxRetryWindowUs;
     options.park_window_cycles = rte_get_tsc_hz() / 1000000 * kParkWindowUs;
+    options.pause_period_cycles = rte_get_tsc_hz() / 1000000 * kPausePeriodUs;
+    options.pause_budget_cycles = rte_get_tsc_hz() / 1000000 * kPauseBudgetUs;
     workers_.push_back(std::make_unique<Worker>(options, datapath_, *learn_queues_.back(),
                                                 counters_[w], *quiescence_, config_.burst,
                                                 stop_workers_));

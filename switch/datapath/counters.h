@@ -142,9 +142,10 @@ struct DropInfo {
     "Times the port (a kernel interface or a NIC) was not polled because frames from it " \
     "waited for a destination whose queue was full: its next frames waited in its own "   \
     "queue (the kernel's, the NIC's ring) instead of being dropped as queue_full. A "      \
-    "pause ends when the destination has taken the waiting frames, or after it took "      \
-    "none for 100 us (then they are dropped, and a destination that took nothing at all " \
-    "pauses no port again until it takes frames).",                                       \
+    "pause ends when the destination has taken the waiting frames, after it took none "    \
+    "for 100 us (they are dropped then; a destination that took none at all pauses no "    \
+    "port again until it takes frames), or once the port was paused for half of the "     \
+    "current millisecond.",                                                               \
     kJsonDetail | kTelemetryDetail)                                                       \
   X(kRxPauseCycles, "rx_pause_cycles", "hvswitch_port_receive_pause_cycles_total",        \
     Labels(),                                                                             \

@@ -34,6 +34,10 @@ struct ForwarderOptions {
   // How long parked frames wait for their destination to take one of them (TSC cycles;
   // kParkWindowUs in the daemon); 0: they are offered once more, then dropped.
   uint64_t park_window_cycles = 0;
+  // A port is paused for backpressure at most pause_budget_cycles of every
+  // pause_period_cycles (kPauseBudgetUs, kPausePeriodUs in the daemon); period 0: no limit.
+  uint64_t pause_period_cycles = 0;
+  uint64_t pause_budget_cycles = 0;
 };
 
 // A slow guest frees a descriptor every few hundred nanoseconds (a DPDK guest doing work
@@ -49,6 +53,14 @@ inline constexpr uint32_t kTxRetryWindowUs = 2;
 // port's queue (a tap's 500 frames) or a NIC's ring (1024) holds this long of traffic at
 // several Mpps, and a stalled guest costs its sources one such pause, then none.
 inline constexpr uint32_t kParkWindowUs = 100;
+
+// While a port is paused, its frames for every destination wait, not only those for the
+// slow one: a guest slower than its traffic (or one that takes a frame just often enough)
+// could hold a NIC or the host's port paused for everyone. So a port is paused at most
+// half of every millisecond; beyond that, what a destination refuses from it is dropped
+// as before, until the next millisecond.
+inline constexpr uint32_t kPausePeriodUs = 1000;
+inline constexpr uint32_t kPauseBudgetUs = 500;
 
 inline constexpr uint16_t kNoSource = UINT16_MAX;
 
@@ -179,6 +191,10 @@ class Forwarder {
   // Ends the park at `port` (its frames went or were dropped) and resumes the sources
   // that have frames parked nowhere else.
   void EndPark(uint16_t port, uint64_t now);
+  // Whether `source` may be paused (or stay paused) at `now`: within its budget.
+  bool MayPause(uint16_t source, uint64_t now);
+  // Polls `sources` (paused) again: their pauses counted and charged to their budgets.
+  void Resume(uint64_t sources, uint64_t now);
   // Enqueue and EnqueueRun for a buffer without room: flushed first; what parked frames
   // still leave no room for is dropped.
   [[gnu::noinline, gnu::cold]] void EnqueueFull(uint16_t port, rte_mbuf** frames, uint16_t n,
@@ -239,7 +255,13 @@ class Forwarder {
   uint64_t paused_ = 0;
   uint64_t stalled_ = 0;
   std::array<Park, kMaxPorts> parks_;
-  std::array<uint64_t, kMaxPorts> paused_since_{};
+  // Per port: its pause began (TSC); its budget's period began, and what it used of it.
+  struct PauseBudget {
+    uint64_t since = 0;
+    uint64_t period_start = 0;
+    uint64_t used = 0;
+  };
+  std::array<PauseBudget, kMaxPorts> pauses_{};
 };
 
 }  // namespace hvswitch

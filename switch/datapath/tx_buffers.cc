@@ -12,6 +12,13 @@
 #include "switch/datapath/port_mask.h"
 
 namespace hvswitch {
+namespace {
+
+// TSC cycles from `then` to `now`, 0 if `then` is later: the worker's round time is read
+// before the flushes that follow it, which read the clock themselves.
+uint64_t Since(uint64_t now, uint64_t then) { return now > then ? now - then : 0; }
+
+}  // namespace
 
 void Forwarder::Enqueue(uint16_t port, rte_mbuf* m) {
   TxBuffer& buffer = tx_[port];
@@ -192,11 +199,17 @@ void Forwarder::Refused(uint16_t port, uint16_t sent, uint16_t n, uint64_t bytes
   if ((parked_ & bit) && !parked_left) EndPark(port, now);  // its frames went meanwhile
   const bool may_park = table_->rx_backpressure != 0 && table_->ports[port].tx_retries != 0 &&
                         !(stalled_ & bit);
-  uint64_t sources = 0, kept_bytes = 0;
+  uint64_t sources = 0, kept_bytes = 0, refused_sources = 0;
   uint16_t kept = 0, dropped = 0;
   for (uint16_t i = sent; i < n; ++i) {
     rte_mbuf* m = buffer.pkts[i];
-    const uint16_t source = may_park ? BackpressureSource(m->port) : kNoSource;
+    uint16_t source = may_park ? BackpressureSource(m->port) : kNoSource;
+    if (source != kNoSource && !((sources >> source) & 1)) {
+      if ((refused_sources >> source) & 1 || !MayPause(source, now)) {
+        refused_sources |= uint64_t{1} << source;  // beyond its budget: dropped
+        source = kNoSource;
+      }
+    }
     if (source != kNoSource) {
       buffer.pkts[kept++] = m;  // to the front, in order
       kept_bytes += m->pkt_len;
@@ -225,9 +238,34 @@ void Forwarder::Refused(uint16_t port, uint16_t sent, uint16_t n, uint64_t bytes
   park.sources |= sources;
   ForEachBit(sources & ~paused_, [&](uint16_t s) {
     counters_.ports[s].Add(PortCounter::kRxPauses, 1);
-    paused_since_[s] = now;
+    pauses_[s].since = now;
   });
   paused_ |= sources;
+}
+
+bool Forwarder::MayPause(uint16_t source, uint64_t now) {
+  if (options_.pause_period_cycles == 0) return true;
+  PauseBudget& budget = pauses_[source];
+  const bool paused = (paused_ >> source) & 1;
+  if (Since(now, budget.period_start) >= options_.pause_period_cycles) {
+    budget.period_start = now;  // a new period: what the current pause used is the old one's
+    budget.used = 0;
+    if (paused) {
+      counters_.ports[source].Add(PortCounter::kRxPauseCycles, Since(now, budget.since));
+      budget.since = now;
+    }
+  }
+  const uint64_t using_now = paused ? Since(now, budget.since) : 0;
+  return budget.used + using_now < options_.pause_budget_cycles;
+}
+
+void Forwarder::Resume(uint64_t sources, uint64_t now) {
+  ForEachBit(sources, [&](uint16_t s) {
+    const uint64_t paused = Since(now, pauses_[s].since);
+    counters_.ports[s].Add(PortCounter::kRxPauseCycles, paused);
+    pauses_[s].used += paused;
+  });
+  paused_ &= ~sources;
 }
 
 uint16_t Forwarder::BackpressureSource(uint16_t eth_port) const {
@@ -243,10 +281,7 @@ void Forwarder::EndPark(uint16_t port, uint64_t now) {
   parked_ &= ~(uint64_t{1} << port);
   uint64_t still = 0;
   ForEachBit(parked_, [&](uint16_t p) { still |= parks_[p].sources; });
-  ForEachBit(paused_ & ~still, [&](uint16_t s) {
-    counters_.ports[s].Add(PortCounter::kRxPauseCycles, now - paused_since_[s]);
-  });
-  paused_ &= still;
+  Resume(paused_ & ~still, now);
 }
 
 void Forwarder::EnqueueFull(uint16_t port, rte_mbuf** frames, uint16_t n, uint64_t bytes) {
@@ -259,6 +294,13 @@ void Forwarder::EnqueueFull(uint16_t port, rte_mbuf** frames, uint16_t n, uint64
 void Forwarder::OfferParked(uint64_t now) {
   up_mask_ = LoadUpMask();
   capture_tx_ = datapath_.capture_tx_mask.load(std::memory_order_relaxed);
+  // A port beyond its budget is polled again; its parked frames stay first in line, and
+  // what is refused of them from now on is dropped.
+  uint64_t spent = 0;
+  ForEachBit(paused_, [&](uint16_t s) {
+    if (!MayPause(s, now)) spent |= uint64_t{1} << s;
+  });
+  if (spent != 0) Resume(spent, now);
   ForEachBit(parked_, [&](uint16_t p) {
     const uint64_t bit = uint64_t{1} << p;
     TxBuffer& buffer = tx_[p];

@@ -282,6 +282,39 @@ TEST_F(BackpressureTest, NoWaitingForADestinationWithTxRetriesZero) {
   EXPECT_EQ(Count(kS, PortCounter::kRxPauses), 0u);
 }
 
+// A port is paused only within its budget: none at all, and it is never paused; spent
+// during a pause, and it is polled again while its frames still wait, and what D refuses
+// of it from then on is dropped.
+TEST_F(BackpressureTest, APortIsPausedOnlyWithinItsBudget) {
+  ForwarderOptions options = Window(AnHour());
+  options.pause_period_cycles = AnHour();
+  Start(options);
+  FillD();
+  Inject(kS, kMacA, kMacB, 16);
+  Round();
+  EXPECT_EQ(QueueFull(kD), 16u);
+  EXPECT_EQ(Count(kS, PortCounter::kRxPauses), 0u);
+}
+
+TEST_F(BackpressureTest, APortWhoseBudgetIsSpentIsPolledAgain) {
+  ForwarderOptions options = Window(AnHour());
+  options.pause_period_cycles = AnHour();
+  options.pause_budget_cycles = 1;  // spent by the time the round offers the parked frames
+  Start(options);
+  FillD();
+  Inject(kS, kMacA, kMacB, 16);
+  Round();
+  EXPECT_EQ(QueueFull(kD), 0u);
+  EXPECT_EQ(Count(kS, PortCounter::kRxPauses), 1u);
+  Inject(kS, kMacA, kMacB, 16, 16);
+  Inject(kS, kMacA, kMacC, 4);
+  Round();
+  EXPECT_EQ(ports_[kS]->Waiting(0), 0u);
+  EXPECT_EQ(Take(kC, kMacA, kMacC), Seqs(0, 4));
+  EXPECT_EQ(QueueFull(kD), 32u);
+  EXPECT_EQ(Count(kS, PortCounter::kRxPauses), 1u);
+}
+
 // Parked frames whose destination goes down are dropped as link_down; a table change
 // drops them as queue_full; either way S is polled again.
 TEST_F(BackpressureTest, ParkedFramesEndWithTheirDestinationOrTheTable) {

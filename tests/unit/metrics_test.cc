@@ -165,9 +165,9 @@ constexpr const char* kExposition[] = {
       R"x(NIC) was not polled because frames from it waited for a destination whose queue )x"
       R"x(was full: its next frames waited in its own queue (the kernel's, the NIC's ring) )x"
       R"x(instead of being dropped as queue_full. A pause ends when the destination has )x"
-      R"x(taken the waiting frames, or after it took none for 100 us (then they are dropped, )x"
-      R"x(and a destination that took nothing at all pauses no port again until it takes )x"
-      R"x(frames).)x",
+      R"x(taken the waiting frames, after it took none for 100 us (they are dropped then; a )x"
+      R"x(destination that took none at all pauses no port again until it takes frames), or )x"
+      R"x(once the port was paused for half of the current millisecond.)x",
     R"x(# TYPE hvswitch_port_receive_pauses_total counter)x",
     R"x(hvswitch_port_receive_pauses_total{port="vm1"} 802)x",
     R"x(hvswitch_port_receive_pauses_total{port="mem1"} 829)x",

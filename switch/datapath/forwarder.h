@@ -207,6 +207,8 @@ class Forwarder {
                                                 rte_mbuf** pkts, uint16_t n, PortCounters& out);
   // Frees what waits for `ports`, counted as link_down.
   void DropPending(uint64_t ports);
+  // Frees what waits for `ports`, counted as `why`, and ends their parks.
+  void DropWaiting(uint64_t ports, TxDrop why);
 
   // Capture (capture_tap.cc): copies frames of a captured port into the capture ring
   // (rx: as received; tx: the first `sent` of `copies`, the rest freed).

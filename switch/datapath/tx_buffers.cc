@@ -64,11 +64,13 @@ void Forwarder::FlushAll() {
   ForEachBit(pending_, [&](uint16_t p) { FlushPort(p); });
 }
 
-void Forwarder::DropPending(uint64_t ports) {
+void Forwarder::DropPending(uint64_t ports) { DropWaiting(ports, TxDrop::kLinkDown); }
+
+void Forwarder::DropWaiting(uint64_t ports, TxDrop why) {
   ForEachBit(ports, [&](uint16_t p) {
     TxBuffer& buffer = tx_[p];
     rte_pktmbuf_free_bulk(buffer.pkts, buffer.n);
-    counters_.ports[p].Drop(TxDrop::kLinkDown, buffer.n);
+    counters_.ports[p].Drop(why, buffer.n);
     buffer.n = 0;
     buffer.bytes = 0;
   });
@@ -325,17 +327,6 @@ void Forwarder::OfferParked(uint64_t now) {
   });
 }
 
-void Forwarder::DropParked() {
-  const uint64_t now = rte_rdtsc();
-  ForEachBit(parked_, [&](uint16_t p) {
-    TxBuffer& buffer = tx_[p];
-    rte_pktmbuf_free_bulk(buffer.pkts, buffer.n);
-    counters_.ports[p].Drop(TxDrop::kQueueFull, buffer.n);
-    buffer.n = 0;
-    buffer.bytes = 0;
-    pending_ &= ~(uint64_t{1} << p);
-    EndPark(p, now);
-  });
-}
+void Forwarder::DropParked() { DropWaiting(parked_, TxDrop::kQueueFull); }
 
 }  // namespace hvswitch

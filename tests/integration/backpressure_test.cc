@@ -130,6 +130,15 @@ class BackpressureTest : public ::testing::Test {
   uint64_t Count(uint16_t port, PortCounter counter) {
     return counters_.ports[port][counter].Read();
   }
+  // 16 frames from `source` for the full D: dropped at once, the source not paused.
+  void ExpectDroppedAtOnce(uint16_t source, uint64_t src_mac) {
+    FillD();
+    Inject(source, src_mac, kMacB, 16);
+    Round();
+    EXPECT_EQ(QueueFull(kD), 16u);
+    EXPECT_EQ(Count(source, PortCounter::kRxPauses), 0u);
+    EXPECT_EQ(ports_[source]->Waiting(0), 0u);
+  }
 
   std::string name_;
   rte_mempool* pool_ = nullptr;
@@ -178,10 +187,7 @@ TEST_F(BackpressureTest, AKernelPortsFramesWaitInItsQueueWhileTheDestinationIsFu
 // polled as before.
 TEST_F(BackpressureTest, AGuestsFramesAreDroppedAsBefore) {
   Start(Window(AnHour()));
-  FillD();
-  Inject(kG, kMacG, kMacB, 16);
-  Round();
-  EXPECT_EQ(QueueFull(kD), 16u);
+  ExpectDroppedAtOnce(kG, kMacG);
   Inject(kG, kMacG, kMacB, 16, 16);
   Round();
   EXPECT_EQ(ports_[kG]->Waiting(0), 0u);
@@ -275,11 +281,7 @@ TEST_F(BackpressureTest, NoWaitingForADestinationWithTxRetriesZero) {
   std::vector<PortSpec> specs(kPorts);
   specs[kD].tx_retries = 0;
   Start(Window(AnHour()), specs);
-  FillD();
-  Inject(kS, kMacA, kMacB, 16);
-  Round();
-  EXPECT_EQ(QueueFull(kD), 16u);
-  EXPECT_EQ(Count(kS, PortCounter::kRxPauses), 0u);
+  ExpectDroppedAtOnce(kS, kMacA);
 }
 
 // A port is paused only within its budget: none at all, and it is never paused; spent
@@ -289,11 +291,7 @@ TEST_F(BackpressureTest, APortIsPausedOnlyWithinItsBudget) {
   ForwarderOptions options = Window(AnHour());
   options.pause_period_cycles = AnHour();
   Start(options);
-  FillD();
-  Inject(kS, kMacA, kMacB, 16);
-  Round();
-  EXPECT_EQ(QueueFull(kD), 16u);
-  EXPECT_EQ(Count(kS, PortCounter::kRxPauses), 0u);
+  ExpectDroppedAtOnce(kS, kMacA);
 }
 
 TEST_F(BackpressureTest, APortWhoseBudgetIsSpentIsPolledAgain) {

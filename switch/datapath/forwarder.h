@@ -180,11 +180,10 @@ class Forwarder {
   void Enqueue(uint16_t port, rte_mbuf* m);
   void EnqueueRun(uint16_t port, rte_mbuf** frames, uint16_t n, uint64_t bytes);
   void FlushPort(uint16_t port);
-  // What FlushPort could not send: tx_[port].pkts[sent..n), `bytes` long (the buffer
-  // emptied). Those of kernel or NIC ports are parked, the rest freed and counted
-  // (queue_full).
-  [[gnu::noinline, gnu::cold]] void Refused(uint16_t port, uint16_t sent, uint16_t n,
-                                            uint64_t bytes);
+  // What FlushPort could not send: tx_[port].pkts[sent..n) (the buffer emptied). Those
+  // of kernel or NIC ports are parked, the rest freed and counted (queue_full). Returns
+  // their bytes (parked ones are counted once they are sent).
+  [[gnu::noinline, gnu::cold]] uint64_t Refused(uint16_t port, uint16_t sent, uint16_t n);
   // The bridge port whose device is ethdev `eth_port`, if it is a kernel or NIC port;
   // kNoSource otherwise.
   uint16_t BackpressureSource(uint16_t eth_port) const;

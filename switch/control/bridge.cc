@@ -78,8 +78,7 @@ absl::Status Bridge::Init() {
   }
   std::vector<LearnQueue*> queues;
   for (const auto& queue : learn_queues_) queues.push_back(queue.get());
-  learner_ = std::make_unique<Learner>(*fdb_, datapath_, std::move(queues),
-                                       [this] { quiescence_->Synchronize(); });
+  learner_ = std::make_unique<Learner>(*fdb_, datapath_, std::move(queues));
   // The startup ports are added as hvswitchctl adds ports, before the workers start.
   for (const PortSpec& spec : config_.ports) {
     status = AddPort(spec);

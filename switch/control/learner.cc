@@ -7,12 +7,8 @@
 
 namespace hvswitch {
 
-Learner::Learner(Fdb& fdb, Datapath& datapath, std::vector<LearnQueue*> queues,
-                 std::function<void()> wait_for_readers)
-    : fdb_(fdb),
-      datapath_(datapath),
-      queues_(std::move(queues)),
-      wait_for_readers_(std::move(wait_for_readers)) {}
+Learner::Learner(Fdb& fdb, Datapath& datapath, std::vector<LearnQueue*> queues)
+    : fdb_(fdb), datapath_(datapath), queues_(std::move(queues)) {}
 
 void Learner::AddPort(uint16_t port, const PortSpec& spec) {
   ports_[port] = {spec.name, spec.LearnLimit(), spec.lock_mac};
@@ -33,7 +29,7 @@ void Learner::RemovePort(uint16_t port) {
   fdb_.ForEach([&](const FdbEntryView& e) {
     if (e.port == port && e.is_static) statics.push_back(e.key);
   });
-  for (uint64_t key : statics) (void)fdb_.Remove(key, wait_for_readers_);
+  for (uint64_t key : statics) (void)fdb_.Remove(key);
   UpdateLearnLimits();
   PublishAllowedMacs(port, {});
   const uint64_t keep = ~(uint64_t{1} << port);
@@ -64,7 +60,7 @@ void Learner::Poll(uint32_t now) {
 }
 
 void Learner::Age(uint32_t now, uint32_t max_age) {
-  AgeResult aged = fdb_.Age(now, max_age, wait_for_readers_);
+  AgeResult aged = fdb_.Age(now, max_age);
   Count(SwitchStat::kFdbAged, aged.aged);
   Count(SwitchStat::kFdbFlushed, aged.flushed);
   UpdateLearnLimits();
@@ -78,7 +74,7 @@ std::vector<FdbEntryView> Learner::Entries() const {
   return entries;
 }
 
-absl::Status Learner::Remove(uint64_t key) { return fdb_.Remove(key, wait_for_readers_); }
+absl::Status Learner::Remove(uint64_t key) { return fdb_.Remove(key); }
 
 void Learner::AddRefusals(uint16_t port, PortTotals& totals) const {
   totals[PortCounter::kLearnLimited] += learn_refused_[port].load(std::memory_order_relaxed);

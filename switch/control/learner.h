@@ -8,7 +8,6 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -23,10 +22,7 @@ namespace hvswitch {
 
 class Learner {
  public:
-  // `wait_for_readers` returns once no worker can still use what the FDB is about to free
-  // (an RCU grace period: WorkerQuiescence::Synchronize).
-  Learner(Fdb& fdb, Datapath& datapath, std::vector<LearnQueue*> queues,
-          std::function<void()> wait_for_readers);
+  Learner(Fdb& fdb, Datapath& datapath, std::vector<LearnQueue*> queues);
   Learner(const Learner&) = delete;
   Learner& operator=(const Learner&) = delete;
 
@@ -91,7 +87,6 @@ class Learner {
   Fdb& fdb_;
   Datapath& datapath_;
   std::vector<LearnQueue*> queues_;
-  std::function<void()> wait_for_readers_;
   std::array<PortState, kMaxPorts> ports_;
   uint64_t present_ = 0;  // bit p set while slot p holds a port
   std::array<std::atomic<uint64_t>, kSwitchStats> stats_{};

@@ -59,8 +59,9 @@ void Learner::Poll(uint32_t now) {
   UpdateLearnLimits();
 }
 
-void Learner::Age(uint32_t now, uint32_t max_age) {
-  AgeResult aged = fdb_.Age(now, max_age);
+void Learner::AgeSlice(uint32_t now, uint32_t max_age, uint32_t buckets) {
+  AgeResult aged = fdb_.AgeSlice(now, max_age, buckets);
+  if (aged.aged + aged.flushed == 0) return;
   Count(SwitchStat::kFdbAged, aged.aged);
   Count(SwitchStat::kFdbFlushed, aged.flushed);
   UpdateLearnLimits();
@@ -146,31 +147,41 @@ bool Learner::SecurityAllowsLearn(uint64_t key, uint16_t port) {
 void Learner::ApplyLearnRequests(uint32_t now) {
   LearnRequest requests[256];
   for (LearnQueue* queue : queues_) {
-    unsigned n = queue->Drain(requests, 256);
-    for (unsigned i = 0; i < n; ++i) {
-      uint16_t port = static_cast<uint16_t>(requests[i].port);
-      // A request from a port removed meanwhile.
-      if (!((present_ >> port) & 1) || !SecurityAllowsLearn(requests[i].key, port)) continue;
-      switch (fdb_.Learn(requests[i].key, port, now, ports_[port].learn_limit)) {
-        case LearnResult::kAdded:
-          Count(SwitchStat::kFdbLearned);
-          break;
-        case LearnResult::kMoved:
-          Count(SwitchStat::kFdbMoves);
-          LogMove(requests[i].key, port, now);
-          break;
-        case LearnResult::kLimited:
-          learn_refused_[port].fetch_add(requests[i].frames, std::memory_order_relaxed);
-          break;
-        case LearnResult::kStatic:
-          Count(SwitchStat::kFdbStaticRefused);
-          break;
-        case LearnResult::kFull:
-          learn_full_refused_[port].fetch_add(requests[i].frames, std::memory_order_relaxed);
-          break;
-        case LearnResult::kCurrent:
-          break;
-      }
+    // Everything the worker asked since the last poll (up to a ring's worth, so that a
+    // worker that keeps asking cannot keep the control thread here): learning keeps up
+    // with new sources arriving at millions a second.
+    for (unsigned n, drained = 0;
+         drained < LearnQueue::kRingSize && (n = queue->Drain(requests, 256)) != 0;
+         drained += n) {
+      ApplyLearnRequests(requests, n, now);
+    }
+  }
+}
+
+void Learner::ApplyLearnRequests(const LearnRequest* requests, unsigned n, uint32_t now) {
+  for (unsigned i = 0; i < n; ++i) {
+    uint16_t port = static_cast<uint16_t>(requests[i].port);
+    // A request from a port removed meanwhile.
+    if (!((present_ >> port) & 1) || !SecurityAllowsLearn(requests[i].key, port)) continue;
+    switch (fdb_.Learn(requests[i].key, port, now, ports_[port].learn_limit)) {
+      case LearnResult::kAdded:
+        Count(SwitchStat::kFdbLearned);
+        break;
+      case LearnResult::kMoved:
+        Count(SwitchStat::kFdbMoves);
+        LogMove(requests[i].key, port, now);
+        break;
+      case LearnResult::kLimited:
+        learn_refused_[port].fetch_add(requests[i].frames, std::memory_order_relaxed);
+        break;
+      case LearnResult::kStatic:
+        Count(SwitchStat::kFdbStaticRefused);
+        break;
+      case LearnResult::kFull:
+        learn_full_refused_[port].fetch_add(requests[i].frames, std::memory_order_relaxed);
+        break;
+      case LearnResult::kCurrent:
+        break;
     }
   }
 }

@@ -40,8 +40,10 @@ class Learner {
   // About every millisecond: claimed locks published, learn requests applied, then the
   // ports that may not learn more published to the workers.
   void Poll(uint32_t now);
-  // Removes entries of flushed ports and entries not seen for `max_age` seconds (0: none).
-  void Age(uint32_t now, uint32_t max_age);
+  // Removes entries of flushed ports and entries not seen for `max_age` seconds (0: none):
+  // in the whole table (Age), or in the next `buckets` of its buckets (AgeSlice).
+  void Age(uint32_t now, uint32_t max_age) { AgeSlice(now, max_age, fdb_.buckets()); }
+  void AgeSlice(uint32_t now, uint32_t max_age, uint32_t buckets);
   absl::Status AddStatic(uint64_t key, uint16_t port);
   // Every current entry, learned or static, in table order.
   std::vector<FdbEntryView> Entries() const;
@@ -68,6 +70,7 @@ class Learner {
     stats_[static_cast<size_t>(stat)].fetch_add(n, std::memory_order_relaxed);
   }
   void ApplyLearnRequests(uint32_t now);
+  void ApplyLearnRequests(const LearnRequest* requests, unsigned n, uint32_t now);
   void UpdateLearnLimits();
   void LogMove(uint64_t key, uint16_t to_port, uint32_t now);
   // Port security: what the workers accept as sources from `port` (mac=, or the MAC a

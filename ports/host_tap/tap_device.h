@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "ports/host_tap/kernel_device.h"
 
 namespace hvswitch {
 
@@ -27,18 +28,26 @@ struct TapOptions {
   uint16_t queues = 1;
 };
 
-class TapDevice {
+class TapDevice final : public KernelDevice {
  public:
   TapDevice() = default;
-  ~TapDevice();
+  ~TapDevice() override;
   TapDevice(const TapDevice&) = delete;
   TapDevice& operator=(const TapDevice&) = delete;
 
   absl::Status Open(const TapOptions& options);
   void Close();
 
-  int queue_fd(uint16_t q) const { return fds_[q]; }
-  uint16_t nb_queues() const { return static_cast<uint16_t>(fds_.size()); }
+  int queue_fd(uint16_t q) const override { return fds_[q]; }
+  uint16_t nb_queues() const override { return static_cast<uint16_t>(fds_.size()); }
+  int ifindex() const override { return ifindex_; }
+  absl::Status ReadMac(uint8_t mac[6]) const override;
+  uint16_t MaxMtu() const override { return UINT16_MAX; }  // the PMD's limit applies
+  absl::Status ApplyMtu(uint16_t mtu) override { return SetMtu(mtu); }
+  // TUNSETOFFLOAD, then up; down at stop (the tap is hvswitch's).
+  absl::Status Start(bool rx_csum, bool rx_tso) override;
+  void Stop() override { (void)SetUp(false); }
+  bool LinkUp() const override { return IsUp(); }
   const std::string& name() const { return name_; }
 
   // What the kernel may hand us (TUNSETOFFLOAD: TUN_F_CSUM, TUN_F_TSO4/6). Frames we
@@ -48,8 +57,6 @@ class TapDevice {
   absl::Status SetUp(bool up);
   // Whether the interface is administratively up (the namespace's owner may take it down).
   bool IsUp() const;
-  absl::Status ReadMac(uint8_t mac[6]) const;
-  int ifindex() const { return ifindex_; }
 
  private:
   // The interface's current name (it may have been renamed in its namespace).

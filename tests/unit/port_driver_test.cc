@@ -181,10 +181,27 @@ TEST(PortDriverTest, KernelPortsTakeEveryOffloadTheHeaderCarries) {
     EXPECT_TRUE(setup.nic.csum && setup.nic.tso4 && setup.nic.tso6) << text;
     EXPECT_TRUE(conf.rxmode.offloads & RTE_ETH_RX_OFFLOAD_TCP_LRO) << text;
     EXPECT_EQ(conf.rxmode.max_lro_pkt_size, 65553u) << text;
+    EXPECT_TRUE(setup.caveat.empty()) << text;
     rte_eth_dev_info less{};
     rte_eth_conf untouched{};
     EXPECT_FALSE(spec.driver->Configure(spec, less, untouched).rx_offload) << text;
     EXPECT_EQ(untouched.rxmode.offloads, 0u) << text;
+  }
+}
+
+// DPDK's af_packet PMD loses the kernel's checksum state: the operator is told at start,
+// and pointed to type=netdev; other DPDK devices carry no such note.
+TEST(PortDriverTest, DpdkAfPacketPortsCarryTheirChecksumCaveat) {
+  const PortSpec spec = *ParsePortSpec("u,type=dpdk,devargs=net_af_packet0,iface=veth0");
+  rte_eth_dev_info info{};
+  info.driver_name = "net_af_packet";
+  rte_eth_conf conf{};
+  const std::string caveat = spec.driver->Configure(spec, info, conf).caveat;
+  EXPECT_THAT(caveat, HasSubstr("partial checksums"));
+  EXPECT_THAT(caveat, HasSubstr("type=netdev"));
+  for (const char* other : {"net_tap", "net_null", "net_ring"}) {
+    info.driver_name = other;
+    EXPECT_TRUE(spec.driver->Configure(spec, info, conf).caveat.empty()) << other;
   }
 }
 

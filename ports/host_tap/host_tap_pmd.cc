@@ -758,6 +758,14 @@ int Remove(rte_vdev_device* vdev) {
   return rte_eth_dev_close(dev->data->port_id);
 }
 
+template <Kind kind>
+constexpr rte_vdev_driver VdevDriver() {
+  rte_vdev_driver d{};
+  d.probe = Probe<kind>;
+  d.remove = Remove;
+  return d;
+}
+
 }  // namespace
 
 const char* HostTapPmdName() { return kTapName; }
@@ -766,19 +774,12 @@ const char* PacketSocketPmdName() { return kPacketName; }
 }  // namespace hvswitch
 
 // The registration macros paste the variable's name into function names: file scope.
-static rte_vdev_driver hvs_tap_driver = [] {
-  rte_vdev_driver d{};
-  d.probe = hvswitch::Probe<hvswitch::Kind::kTap>;
-  d.remove = hvswitch::Remove;
-  return d;
-}();
+// Constant-initialised: the registration's constructor (RTE_INIT) fills in the driver's
+// name before any dynamic initialisation would run, which would wipe it.
+constinit static rte_vdev_driver hvs_tap_driver = hvswitch::VdevDriver<hvswitch::Kind::kTap>();
 RTE_PMD_REGISTER_VDEV(net_hvs_tap, hvs_tap_driver);
 RTE_PMD_REGISTER_PARAM_STRING(net_hvs_tap, "iface=<name> netns=<name|path> queues=<1-16>");
-static rte_vdev_driver hvs_packet_driver = [] {
-  rte_vdev_driver d{};
-  d.probe = hvswitch::Probe<hvswitch::Kind::kPacketSocket>;
-  d.remove = hvswitch::Remove;
-  return d;
-}();
+constinit static rte_vdev_driver hvs_packet_driver =
+    hvswitch::VdevDriver<hvswitch::Kind::kPacketSocket>();
 RTE_PMD_REGISTER_VDEV(net_hvs_packet, hvs_packet_driver);
 RTE_PMD_REGISTER_PARAM_STRING(net_hvs_packet, "iface=<name> netns=<name|path> queues=<1-16>");

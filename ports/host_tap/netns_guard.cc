@@ -1,6 +1,7 @@
 #include "ports/host_tap/netns_guard.h"
 
 #include <fcntl.h>
+#include <net/if.h>
 #include <sched.h>
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "ports/host_tap/kernel_device.h"
 
 namespace hvswitch {
 namespace {
@@ -55,6 +57,14 @@ absl::Status NetnsGuard::Enter(const std::string& netns) {
     return ErrnoStatus(absl::StrCat("entering network namespace ", path), err);
   }
   return absl::OkStatus();
+}
+
+absl::Status EnterInterfaceNamespace(const KernelInterfaceOptions& options, NetnsGuard& guard) {
+  if (options.iface.empty() || options.iface.size() >= IFNAMSIZ) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("interface name '", options.iface, "' must have 1 to 15 characters"));
+  }
+  return guard.Enter(options.netns);
 }
 
 }  // namespace hvswitch

@@ -81,14 +81,10 @@ int OpenSocket(int ifindex, absl::Status& status) {
 
 PacketSocketDevice::~PacketSocketDevice() { Close(); }
 
-absl::Status PacketSocketDevice::Open(const PacketSocketOptions& options) {
+absl::Status PacketSocketDevice::Open(const KernelInterfaceOptions& options) {
   Close();
-  if (options.iface.empty() || options.iface.size() >= IFNAMSIZ) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("interface name '", options.iface, "' must have 1 to 15 characters"));
-  }
   NetnsGuard guard;
-  absl::Status status = guard.Enter(options.netns);
+  absl::Status status = EnterInterfaceNamespace(options, guard);
   if (!status.ok()) return status;
   const std::string where =
       options.netns.empty() ? "" : absl::StrCat(" in network namespace ", options.netns);

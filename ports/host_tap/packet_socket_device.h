@@ -17,7 +17,6 @@
 
 #include <cstdint>
 #include <mutex>
-#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -27,25 +26,13 @@ struct ifreq;
 
 namespace hvswitch {
 
-struct PacketSocketOptions {
-  std::string iface;  // the interface's name where it lives
-  std::string netns;  // "" (hvswitch's own), a name under /run/netns, or a path
-  uint16_t queues = 1;
-};
-
 class PacketSocketDevice final : public KernelDevice {
  public:
-  PacketSocketDevice() = default;
   ~PacketSocketDevice() override;
-  PacketSocketDevice(const PacketSocketDevice&) = delete;
-  PacketSocketDevice& operator=(const PacketSocketDevice&) = delete;
 
-  absl::Status Open(const PacketSocketOptions& options);
+  absl::Status Open(const KernelInterfaceOptions& options);
   void Close();
 
-  int queue_fd(uint16_t q) const override { return fds_[q]; }
-  uint16_t nb_queues() const override { return static_cast<uint16_t>(fds_.size()); }
-  int ifindex() const override { return ifindex_; }
   absl::Status ReadMac(uint8_t mac[6]) const override;
   uint16_t MaxMtu() const override;
   absl::Status ApplyMtu(uint16_t) override { return absl::OkStatus(); }  // its owner's
@@ -67,9 +54,6 @@ class PacketSocketDevice final : public KernelDevice {
   bool CurrentName(ifreq& ifr) const;
   absl::Status Flags(short& flags) const;
 
-  std::vector<int> fds_;
-  int ctl_fd_ = -1;  // a socket in the interface's namespace, for its ioctls
-  int ifindex_ = 0;
   bool raised_ = false;  // Start set the interface up: Stop sets it down again
   bool reads_outgoing_ = false;
   std::mutex drops_mu_;  // the statistics may be read from more than one control thread

@@ -61,14 +61,10 @@ int OpenQueue(const std::string& name, bool multi_queue, bool first, absl::Statu
 
 TapDevice::~TapDevice() { Close(); }
 
-absl::Status TapDevice::Open(const TapOptions& options) {
+absl::Status TapDevice::Open(const KernelInterfaceOptions& options) {
   Close();
-  if (options.iface.empty() || options.iface.size() >= IFNAMSIZ) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("interface name '", options.iface, "' must have 1 to 15 characters"));
-  }
   NetnsGuard guard;
-  absl::Status status = guard.Enter(options.netns);
+  absl::Status status = EnterInterfaceNamespace(options, guard);
   if (!status.ok()) return status;
   const bool multi_queue = options.queues > 1;
   for (uint16_t q = 0; q < options.queues; ++q) {

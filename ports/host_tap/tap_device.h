@@ -22,25 +22,13 @@
 
 namespace hvswitch {
 
-struct TapOptions {
-  std::string iface;   // the interface's name (at most 15 characters)
-  std::string netns;   // "" (hvswitch's own), a name under /run/netns, or a path
-  uint16_t queues = 1;
-};
-
 class TapDevice final : public KernelDevice {
  public:
-  TapDevice() = default;
   ~TapDevice() override;
-  TapDevice(const TapDevice&) = delete;
-  TapDevice& operator=(const TapDevice&) = delete;
 
-  absl::Status Open(const TapOptions& options);
+  absl::Status Open(const KernelInterfaceOptions& options);
   void Close();
 
-  int queue_fd(uint16_t q) const override { return fds_[q]; }
-  uint16_t nb_queues() const override { return static_cast<uint16_t>(fds_.size()); }
-  int ifindex() const override { return ifindex_; }
   absl::Status ReadMac(uint8_t mac[6]) const override;
   uint16_t MaxMtu() const override { return UINT16_MAX; }  // the PMD's limit applies
   absl::Status ApplyMtu(uint16_t mtu) override { return SetMtu(mtu); }
@@ -62,9 +50,6 @@ class TapDevice final : public KernelDevice {
   // The interface's current name (it may have been renamed in its namespace).
   bool CurrentName(char (&name)[16]) const;
 
-  std::vector<int> fds_;
-  int ctl_fd_ = -1;  // a socket in the interface's namespace, for its ioctls
-  int ifindex_ = 0;
   std::string name_;
 };
 

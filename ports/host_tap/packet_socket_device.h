@@ -6,11 +6,12 @@
 //
 // One socket per queue, bound to the interface by index, non-blocking; with several, a
 // PACKET_FANOUT group spreads flows over them by hash. The sockets never read what the
-// interface sends (PACKET_IGNORE_OUTGOING, and its fanout form): not hvswitch's own
-// frames, not the local stack's. The interface is made promiscuous while the sockets are
-// open (PACKET_MR_PROMISC, undone by the kernel when they close), set up when the port
-// starts if it was down (and down again when the port stops), and otherwise left as its
-// owner configured it: its MTU, its addresses, its offloads.
+// interface sends: the kernel never hands a socket or its group its own frames, and
+// PACKET_IGNORE_OUTGOING (and its fanout flag) keeps out the others' (the local stack's).
+// The interface is made promiscuous while the sockets are open (PACKET_MR_PROMISC, undone
+// by the kernel when they close), set up when the port starts if it was down (and down
+// again when the port stops), and otherwise left as its owner configured it: its MTU, its
+// addresses, its offloads.
 //
 // Control thread only; the Rx/Tx bursts only read and write queue_fd().
 #pragma once

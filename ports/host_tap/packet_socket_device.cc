@@ -1,10 +1,10 @@
 #include "ports/host_tap/packet_socket_device.h"
 
 #include <arpa/inet.h>
-#include <net/if_arp.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
 #include <net/if.h>
+#include <net/if_arp.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -92,12 +92,11 @@ absl::Status PacketSocketDevice::Open(const KernelInterfaceOptions& options) {
   ctl_fd_ = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   if (ctl_fd_ < 0) return ErrnoStatus("control socket", errno);
   // Ethernet only: the sockets read and write Ethernet frames (not a tun's IP packets,
-  // not loopback's).
+  // not loopback's: ARPHRD_LOOPBACK).
   ifreq ifr{};
   if (!CurrentName(ifr) || ioctl(ctl_fd_, SIOCGIFHWADDR, &ifr) != 0) {
     status = ErrnoStatus(absl::StrCat("interface ", options.iface), errno);
-  } else if (ifr.ifr_hwaddr.sa_family != ARPHRD_ETHER ||
-             std::strcmp(ifr.ifr_name, "lo") == 0) {
+  } else if (ifr.ifr_hwaddr.sa_family != ARPHRD_ETHER) {
     status = absl::InvalidArgumentError(
         absl::StrCat("interface ", options.iface, where, " is not an Ethernet interface"));
   }
@@ -117,15 +116,14 @@ absl::Status PacketSocketDevice::Open(const KernelInterfaceOptions& options) {
     // The first socket makes a group of an id no other group uses; the others join it.
     uint32_t kind = PACKET_FANOUT_HASH | PACKET_FANOUT_FLAG_IGNORE_OUTGOING;
     uint32_t value = (kind | PACKET_FANOUT_FLAG_UNIQUEID) << 16;
-    if (setsockopt(fds_[0], SOL_PACKET, PACKET_FANOUT, &value, sizeof(value)) != 0 &&
-        errno == EINVAL) {
+    int rc = setsockopt(fds_[0], SOL_PACKET, PACKET_FANOUT, &value, sizeof(value));
+    if (rc != 0 && errno == EINVAL) {
       kind = PACKET_FANOUT_HASH;
       value = (kind | PACKET_FANOUT_FLAG_UNIQUEID) << 16;
       reads_outgoing_ = true;
-      if (setsockopt(fds_[0], SOL_PACKET, PACKET_FANOUT, &value, sizeof(value)) != 0) {
-        status = ErrnoStatus("PACKET_FANOUT", errno);
-      }
+      rc = setsockopt(fds_[0], SOL_PACKET, PACKET_FANOUT, &value, sizeof(value));
     }
+    if (rc != 0) status = ErrnoStatus("PACKET_FANOUT", errno);
     socklen_t len = sizeof(value);
     if (status.ok() && getsockopt(fds_[0], SOL_PACKET, PACKET_FANOUT, &value, &len) != 0) {
       status = ErrnoStatus("PACKET_FANOUT (reading the group)", errno);

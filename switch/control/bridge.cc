@@ -110,6 +110,7 @@ absl::Status Bridge::AddPort(const PortSpec& spec) {
     Log("port '%s': device reports MTU %d at most; it was configured so, and mtu=%d "
         "still decides what hvswitch sends it", spec.name, port.device_mtu(), spec.mtu);
   }
+  if (!port.setup().caveat.empty()) Log("port '%s': %s", spec.name, port.setup().caveat);
   if (dp.shared_tx) {
     Log("port '%s': %d tx queues for %d workers: workers share them under a lock",
         spec.name, dp.nb_txq, workers_.size());

@@ -102,6 +102,16 @@ class BackpressureTest : public ::testing::Test {
     ASSERT_EQ(ports_[port]->Inject(0, frames.data(), n), n);
   }
   // Fills D's transmit ring: a guest that stopped draining.
+  // D full, then 16 frames A>B from S: parked (none dropped), S paused once; then 16 more
+  // A>B (sequence numbers 16-31) waiting in S's receive queue.
+  void ParkSixteenOfSAtD() {
+    FillD();
+    Inject(kS, kMacA, kMacB, 16);
+    Round();
+    EXPECT_EQ(QueueFull(kD), 0u);
+    EXPECT_EQ(Count(kS, PortCounter::kRxPauses), 1u);
+    Inject(kS, kMacA, kMacB, 16, 16);
+  }
   void FillD() {
     rte_mbuf* m;
     do {
@@ -158,12 +168,7 @@ class BackpressureTest : public ::testing::Test {
 // then S is polled again and the rest follows, in order; nothing was dropped.
 TEST_F(BackpressureTest, AKernelPortsFramesWaitInItsQueueWhileTheDestinationIsFull) {
   Start(Window(AnHour()));
-  FillD();
-  Inject(kS, kMacA, kMacB, 16);
-  Round();
-  EXPECT_EQ(QueueFull(kD), 0u);
-  EXPECT_EQ(Count(kS, PortCounter::kRxPauses), 1u);
-  Inject(kS, kMacA, kMacB, 16, 16);
+  ParkSixteenOfSAtD();
   Inject(kS, kMacA, kMacC, 8);
   for (int i = 0; i < 5; ++i) Round();
   EXPECT_EQ(ports_[kS]->Waiting(0), 24u) << "a paused port was polled";
@@ -299,12 +304,7 @@ TEST_F(BackpressureTest, APortWhoseBudgetIsSpentIsPolledAgain) {
   options.pause_period_cycles = AnHour();
   options.pause_budget_cycles = 1;  // spent by the time the round offers the parked frames
   Start(options);
-  FillD();
-  Inject(kS, kMacA, kMacB, 16);
-  Round();
-  EXPECT_EQ(QueueFull(kD), 0u);
-  EXPECT_EQ(Count(kS, PortCounter::kRxPauses), 1u);
-  Inject(kS, kMacA, kMacB, 16, 16);
+  ParkSixteenOfSAtD();
   Inject(kS, kMacA, kMacC, 4);
   Round();
   EXPECT_EQ(ports_[kS]->Waiting(0), 0u);

@@ -25,7 +25,7 @@ beside two busy loops on each CPU); s0 slower than its traffic; every frame offe
 or counted queue_full; only sn retried; c got every chunk and nothing was dropped for it.
 Checked 10 times in a row, 5 of them beside two `yes` loops: 0.15-0.18 over all, sn
 ahead in 5 of 5 rounds every time. With the retries disabled (FlushPort never calling
-RetryTx) it fails: 0.435 vs 0.439, sn ahead in 0 of 5 rounds.
+RetryTx) it fails: sn 0.435 against s0 0.439, ahead in 0 of 5 rounds.
 Under a sanitizer (deploy/sanitize.sh) the ratios are printed, not compared: the
 instrumented guest's own work per frame outlasts a retry's window (0.30 vs 0.32 measured
 under ASan), so what the comparison rests on is not there; the rest is checked.

@@ -17,6 +17,23 @@ retransmissions, frames dropped for the guest (queue_full), the tap's TX drops i
 namespace (where a paused host port's frames are lost), the host port's pauses and the
 share of time it was paused.
 
+bursts: frames lost, with and without backpressure, from a kernel port (--source host: a
+type=host tap; netdev: a type=netdev veth) to a slow hvs_guest (`slow NS`: one frame every
+NS ns). A sender in the namespace offers UDP datagrams in bursts (--burst back to back,
+then --gap ms idle: on average slower than the guest, at their peak far faster). Variants:
+the guest's port with tx_retries=0 (never waited for: neither retries nor backpressure),
+with tx_retries=8 (this build: retries, then the tap's frames wait in its queue), and
+--against's binary with tx_retries=8 (e.g. main's: retries, the rest dropped), if given.
+Per run: offered (the sender's datagrams), delivered (the guest's count), lost (offered -
+delivered), of them dropped in the switch (queue_full for the guest; it also counts the
+namespace's own multicast, a few frames) and in the kernel (a host port's tap: its TX
+dropped; a netdev port's packet sockets' drops are not shown here), the host port's
+pauses, and the retries' and pauses' TSC cycles per frame delivered:
+
+    flock /tmp/cpu-bench.lock python3 tests/perf/backpressure.py bursts --runs 3 \\
+        [--source netdev] [--against /path/to/main/build/switch/hvswitch] \\
+        [--frames 40000 --burst 400 --gap 20 --slow-ns 10000]
+
 stalled-guest: the uplink's other traffic while a guest it sends to has stopped
 draining: iperf3 TCP between two namespaces behind host ports a and b, while a also
 sends UDP to a stalled hvs_guest (its ring full). Per run: a > b Mbit/s with and
@@ -210,21 +227,139 @@ def stalled_guest(args):
     print_medians(results)
 
 
+SENDER = """
+import socket, sys, time
+dst, count, burst, gap = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 22)
+d = bytes(64)
+sent = bursts = 0
+sending = 0.0
+while sent < count:
+    start = time.perf_counter()
+    for _ in range(burst):
+        try:
+            s.sendto(d, (dst, 9))
+            sent += 1
+        except OSError:
+            pass
+    sending += time.perf_counter() - start
+    bursts += 1
+    time.sleep(gap / 1000)
+print(sent, sending / bursts * 1e6)
+"""
+
+
+def bursts(args):
+    ns, iface, peer = f"hvs-bp-{PID}", f"bph{PID % 10000}", f"bpv{PID % 10000}"
+    src_ip, guest_ip, guest_mac = "10.9.0.1", "10.9.0.2", "02:00:00:00:0c:02"
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    cases = [("tx_retries=0", THIS, 0), ("tx_retries=8", THIS, 8)]
+    if args.against:
+        cases.append(("against tx_retries=8", args.against, 8))
+    results = {name: [] for name, _, _ in cases}
+    try:
+        in_netns(ns, "ip", "link", "set", "lo", "up")
+        if args.source == "netdev":
+            in_netns(ns, "ip", "link", "add", iface, "type", "veth", "peer", "name", peer)
+            in_netns(ns, "ip", "link", "set", peer, "up")
+            in_netns(ns, "ip", "link", "set", iface, "up")
+            kernel_port = f"hp,type=netdev,iface={peer},netns={ns}"
+        else:
+            kernel_port = f"hp,type=host,iface={iface},netns={ns}"
+        for i in range(args.runs):
+            order = cases if i % 2 == 0 else cases[::-1]
+            for name, binary, retries in order:
+                harness.HVSWITCH = binary
+                sw = Daemon([kernel_port,
+                             f"g,type=vhost-user,path={{dir}}/g.sock,tx_retries={retries}"],
+                            eal="--no-huge -m 1024")
+                guest = None
+                try:
+                    sw.wait_ready()
+                    guest = Guest("vhost-user", f"{sw.dir}/g.sock", "g", cpu=0)
+                    guest.wait_link()
+                    sw.wait_port_up("g")
+                    sw.wait_port_up("hp")
+                    in_netns(ns, "ip", "addr", "replace", f"{src_ip}/24", "dev", iface)
+                    in_netns(ns, "ip", "neigh", "replace", guest_ip, "lladdr", guest_mac,
+                             "dev", iface)
+                    guest.send("ff:ff:ff:ff:ff:ff", guest_mac, 1)  # learned behind g
+                    wait_for(lambda: sw.value("hvswitch_fdb_entries") or 0, 10, "g learned")
+                    src_mac = json.loads(in_netns(ns, "ip", "-j", "link", "show",
+                                                  iface))[0]["address"]
+                    guest.cmd(f"slow {args.slow_ns}")
+                    seen0 = guest.flow(src_mac, guest_mac)
+                    dropped0 = tap_tx_dropped(ns, iface) if args.source == "host" else 0
+                    out = in_netns(ns, "python3", "-c", SENDER, guest_ip, str(args.frames),
+                                   str(args.burst), str(args.gap))
+                    offered, burst_us = int(out.split()[-2]), float(out.split()[-1])
+                    # What waits in the guest's ring: counted once it stops receiving.
+                    last = [-1]
+
+                    def settled():
+                        now = guest.flow(src_mac, guest_mac)
+                        done, last[0] = now == last[0], now
+                        time.sleep(0.3)
+                        return done
+
+                    wait_for(settled, 60, "the guest settled")
+                    delivered = guest.flow(src_mac, guest_mac) - seen0
+                    queue_full = metric(sw, "hvswitch_port_transmit_drop_total", port="g",
+                                        reason="queue_full")
+                    r = {"burst_us": burst_us, "offered": offered, "delivered": delivered,
+                         "delivered_share": delivered / offered,
+                         "queue_full": queue_full,
+                         "lost": offered - delivered,
+                         "tap_dropped": (tap_tx_dropped(ns, iface) - dropped0
+                                         if args.source == "host" else float("nan")),
+                         "pauses": metric(sw, "hvswitch_port_receive_pauses_total", port="hp"),
+                         "retries": metric(sw, "hvswitch_port_transmit_retries_total",
+                                           port="g"),
+                         "retry_cycles_per_frame": metric(
+                             sw, "hvswitch_port_transmit_retry_cycles_total", port="g")
+                         / max(delivered, 1),
+                         "pause_cycles_per_frame": metric(
+                             sw, "hvswitch_port_receive_pause_cycles_total", port="hp")
+                         / max(delivered, 1)}
+                finally:
+                    if guest is not None:
+                        guest.kill()
+                    sw.stop()
+                results[name].append(r)
+                print(f"run {i} {name}: " + ", ".join(f"{k} {v:.4g}" for k, v in r.items()),
+                      flush=True)
+    finally:
+        subprocess.run(["ip", "netns", "del", ns], check=False)
+    print_medians(results)
+
+
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("scenario", choices=("slow-guest", "stalled-guest"))
-    parser.add_argument("--against", required=True, help="the other hvswitch binary")
+    parser.add_argument("scenario", choices=("slow-guest", "stalled-guest", "bursts"))
+    parser.add_argument("--against", help="the other hvswitch binary (bursts: optional)")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--seconds", type=int, default=10)
-    parser.add_argument("--source", choices=("tap", "host"), default="tap",
+    parser.add_argument("--source", choices=("tap", "host", "netdev"), default=None,
                         help="slow-guest: the namespace's port: net_tap (the kernel "
-                             "segments everything: MTU-sized frames) or type=host")
+                             "segments everything: MTU-sized frames, the default) or "
+                             "type=host; bursts: type=host (the default) or type=netdev")
+    parser.add_argument("--frames", type=int, default=100000, help="bursts: per run")
+    parser.add_argument("--burst", type=int, default=400, help="bursts: datagrams a burst")
+    parser.add_argument("--gap", type=float, default=10, help="bursts: ms between bursts")
+    parser.add_argument("--slow-ns", type=int, default=10000,
+                        help="bursts: the guest takes one frame every this many ns")
     parser.add_argument("--tsc-ghz", type=float, default=None,
                         help="TSC rate (default: read from the kernel's log of it)")
     args = parser.parse_args()
     if args.tsc_ghz is None:
         args.tsc_ghz = tsc_ghz()
-    (slow_guest if args.scenario == "slow-guest" else stalled_guest)(args)
+    if args.scenario != "bursts" and not args.against:
+        parser.error(f"{args.scenario} needs --against")
+    if args.source is None:
+        args.source = "host" if args.scenario == "bursts" else "tap"
+    {"slow-guest": slow_guest, "stalled-guest": stalled_guest, "bursts": bursts}[
+        args.scenario](args)
 
 
 def tsc_ghz():

@@ -153,8 +153,9 @@ void Forwarder::EndPark(uint16_t port, uint64_t now) {
 void Forwarder::OfferParked(uint64_t now) {
   up_mask_ = LoadUpMask();
   capture_tx_ = datapath_.capture_tx_mask.load(std::memory_order_relaxed);
-  // A port beyond its budget is polled again; its parked frames stay first in line, and
-  // what is refused of them from now on is dropped.
+  // A port beyond its budget is polled again. Its parked frames stay first in line while
+  // offered alone (Refused's common case) until they go or their window passes; a refusal
+  // that also holds later frames drops every frame of the port in it (MayPause).
   uint64_t spent = 0;
   ForEachBit(paused_, [&](uint16_t s) {
     if (!MayPause(s, now)) spent |= uint64_t{1} << s;

@@ -157,7 +157,10 @@ EgressOutcome Segment(rte_mbuf* m, const HeaderLayout& layout, const FrameOffloa
   }
   const bool leave_checksum = caps.csum && !HasIpv6Extensions(layout);
   bool ok = true;
-  for (int i = 0; i < n; ++i) ok &= FinishSegment(out[i], leave_checksum);
+  for (int i = 0; i < n; ++i) {
+    ok &= FinishSegment(out[i], leave_checksum);
+    out[i]->port = m->port;  // received where the frame was, as a copy would be
+  }
   if (!ok) {  // cannot happen for headers that parsed once; never send a half-done frame
     for (int i = 0; i < n; ++i) rte_pktmbuf_free(out[i]);
     m->ol_flags &= ~kTxRequests;

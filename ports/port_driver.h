@@ -60,12 +60,17 @@ struct DatapathFlags {
   bool tx_prepare = false;      // frames to it go through rte_eth_tx_prepare
   bool recount_chains = false;  // received chains need their pkt_len summed again
   bool reclaim_tx = false;      // sent frames are freed only by its next transmit call
+  // Frames it has not delivered yet wait in a kernel's or a NIC's queue (a tap, a packet
+  // socket, a NIC's ring), not in a guest's ring: while a destination's queue is full,
+  // the workers stop polling it rather than drop its frames (Forwarder::OfferParked).
+  bool rx_backpressure = false;
 };
 
-// What Configure turned on in the device.
+// What Configure turned on in the device, and what it found.
 struct DeviceSetup {
   bool rx_offload = false;  // Rx checksum offload: guests' requests stay in the frames
   PeerOffloads nic;         // what the device finishes itself in frames sent to it
+  bool peer_ring = false;   // its queues are another process's ring (a guest, a switch)
   std::string caveat;       // a known flaw of the device, logged when the port opens
 };
 

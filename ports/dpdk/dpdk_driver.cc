@@ -16,6 +16,12 @@ absl::Status ApplyDevargs(absl::string_view value, PortSpec& spec) {
 }
 absl::string_view DevargsText(const PortSpec& spec) { return spec.driver_keys.Text("devargs"); }
 
+// Devices whose receive queue is another process's ring (a guest's, another switch's):
+// what waits there is that peer's to keep or drop, as on vhost-user and memif ports.
+bool PeerRing(absl::string_view driver) {
+  return driver == "net_vhost" || driver == "net_memif" || driver == "net_virtio_user";
+}
+
 constexpr SpecKey kKeys[] = {{"queues", ApplyQueues},
                              {"devargs", ApplyDevargs, /*rest_of_line=*/true}};
 
@@ -80,6 +86,7 @@ class Driver final : public PortDriver {
         nic.csum && tso_works && (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_TCP_TSO);
     if (nic.csum) conf.txmode.offloads |= kTxCsum;
     if (nic.tso4) conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_TCP_TSO;
+    setup.peer_ring = PeerRing(info.driver_name);
     // The kernel hands a packet socket partial checksums (TP_STATUS_CSUMNOTREADY: a veth's
     // default transmit checksum offload, the local stack's own frames) and super-frames;
     // this PMD drops that state, so hvswitch cannot tell such a frame from a corrupt one
@@ -95,6 +102,8 @@ class Driver final : public PortDriver {
   DatapathFlags Flags(const PortSpec&, const DeviceSetup& setup) const override {
     DatapathFlags flags;
     flags.tx_prepare = setup.nic.csum || setup.nic.tso4;
+    // A NIC's ring, a tap's or a packet socket's queue: frames can wait there.
+    flags.rx_backpressure = !setup.peer_ring;
     return flags;
   }
 };

@@ -20,6 +20,13 @@ class KernelPortDriver : public PortDriver {
   PortQueues Queues(const PortSpec& spec, uint16_t nb_workers) const override;
   DeviceSetup Configure(const PortSpec& spec, const rte_eth_dev_info& info,
                         rte_eth_conf& conf) const override;
+  // Frames not read yet wait in the kernel: a tap's queue, a packet socket's receive
+  // buffer (type=netdev), so both are rx_backpressure sources.
+  DatapathFlags Flags(const PortSpec& spec, const DeviceSetup& setup) const override {
+    DatapathFlags flags = PortDriver::Flags(spec, setup);
+    flags.rx_backpressure = true;
+    return flags;
+  }
 
  protected:
   virtual const char* PmdName() const = 0;

@@ -72,6 +72,9 @@ absl::Status Bridge::Init() {
     options.flush_cycles = rte_get_tsc_hz() / 1000000 * config_.tx_flush_us;
     options.flush_batch = std::min(config_.burst, kMaxBurst);
     options.retry_window_cycles = rte_get_tsc_hz() / 1000000 * kTxRetryWindowUs;
+    options.park_window_cycles = rte_get_tsc_hz() / 1000000 * kParkWindowUs;
+    options.pause_period_cycles = rte_get_tsc_hz() / 1000000 * kPausePeriodUs;
+    options.pause_budget_cycles = rte_get_tsc_hz() / 1000000 * kPauseBudgetUs;
     workers_.push_back(std::make_unique<Worker>(options, datapath_, *learn_queues_.back(),
                                                 counters_[w], *quiescence_, config_.burst,
                                                 stop_workers_));
@@ -164,6 +167,7 @@ std::unique_ptr<PortTable> Bridge::NextTable(int slot, const PortSpec* spec, con
   dp.tx_prepare = port->flags().tx_prepare;
   dp.recount_chains = port->flags().recount_chains;
   dp.reclaim_tx = port->flags().reclaim_tx;
+  dp.rx_backpressure = port->flags().rx_backpressure;
   // Each receive queue goes to the worker that polls the fewest; the others stay where
   // they are. A device that is not started (a memif client without its server) is not
   // polled.

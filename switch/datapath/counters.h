@@ -135,6 +135,24 @@ struct DropInfo {
     "TSC cycles worker cores spent retrying transmits to the port (tx_retries=): the "    \
     "price of waiting for a slow guest, paid out of the time for every other port. "      \
     "Compare with hvswitch_core_busy_cycles_total; lower tx_retries= if it matters.",     \
+    kJsonDetail | kTelemetryDetail)                                                       \
+  /* Backpressure on a kernel or NIC port (DatapathFlags::rx_backpressure): pauses of   */ \
+  /* its polling while frames of it wait for a full destination, and their TSC cycles. */ \
+  X(kRxPauses, "rx_pauses", "hvswitch_port_receive_pauses_total", Labels(),               \
+    "Times the port (a kernel interface or a NIC) was not polled because frames from it " \
+    "waited for a destination whose queue was full: its next frames waited in its own "   \
+    "queue (the kernel's, the NIC's ring) instead of being dropped as queue_full. A "      \
+    "pause ends when the destination has taken the waiting frames, after it took none "    \
+    "for 100 us (they are dropped then; a destination that took none at all pauses no "    \
+    "port again until it takes frames), or once the port was paused for half of the "     \
+    "current millisecond.",                                                               \
+    kJsonDetail | kTelemetryDetail)                                                       \
+  X(kRxPauseCycles, "rx_pause_cycles", "hvswitch_port_receive_pause_cycles_total",        \
+    Labels(),                                                                             \
+    "TSC cycles the port's polling was paused for full destinations: meanwhile its "      \
+    "frames to every destination waited in the kernel's or NIC's queue, which drops what " \
+    "does not fit (the interface's or NIC's own drop counters). Set tx_retries=0 on a "    \
+    "destination the port must not wait for.",                                            \
     kJsonDetail | kTelemetryDetail)
 
 // Why a received frame went nowhere. X(id, key, counted_by): workers count the reasons

@@ -42,6 +42,8 @@ struct DatapathPort {
   bool recount_chains = false;
   // Sent frames are freed only by the port's next transmit call (see reclaim_tx below).
   bool reclaim_tx = false;
+  // Its frames can wait in a kernel's or NIC's queue (see rx_backpressure below).
+  bool rx_backpressure = false;
   // A burst the queue took only in part is offered again up to this often, while each
   // call sends something (PortSpec::tx_retries; Forwarder::FlushPort).
   uint16_t tx_retries = kDefaultTxRetries;
@@ -125,6 +127,11 @@ struct PortTable {
   // (DatapathFlags::reclaim_tx: memif zero-copy): workers make an empty one every round
   // (see Forwarder::ReclaimTx). Derived from the ports by Seal.
   uint64_t reclaim_tx = 0;
+  // Bit p set for a port whose frames can wait in a kernel's or NIC's queue
+  // (DatapathFlags::rx_backpressure): while a destination's queue is full, a worker parks
+  // the frames of such a port it could not send and stops polling the port until they
+  // went (Forwarder::OfferParked). Derived from the ports by Seal.
+  uint64_t rx_backpressure = 0;
   uint16_t min_mtu = 1500;  // smallest port MTU: frames up to it skip the per-port check
   VlanTable vlans;
   // The receive queues each worker polls. A queue stays with its worker for as long as
@@ -152,9 +159,11 @@ struct PortTable {
   void Configure(const std::vector<PortSpec>& specs) { Configure(SpecSlots(specs)); }
   // Once the slots' ports are filled in: the masks derived from them.
   void Seal() {
-    reclaim_tx = 0;
+    reclaim_tx = rx_backpressure = 0;
     for (size_t p = 0; p < kMaxPorts; ++p) {
-      if (((present >> p) & 1) && ports[p].reclaim_tx) reclaim_tx |= uint64_t{1} << p;
+      if (!((present >> p) & 1)) continue;
+      if (ports[p].reclaim_tx) reclaim_tx |= uint64_t{1} << p;
+      if (ports[p].rx_backpressure) rx_backpressure |= uint64_t{1} << p;
     }
   }
 };

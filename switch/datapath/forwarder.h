@@ -31,6 +31,13 @@ struct ForwarderOptions {
   // How long a transmit retry waits for a ring that took part of a burst to take more
   // (TSC cycles; kTxRetryWindowUs in the daemon); 0: a retry that sends nothing ends them.
   uint64_t retry_window_cycles = 0;
+  // How long parked frames wait for their destination to take one of them (TSC cycles;
+  // kParkWindowUs in the daemon); 0: they are offered once more, then dropped.
+  uint64_t park_window_cycles = 0;
+  // A port is paused for backpressure at most pause_budget_cycles of every
+  // pause_period_cycles (kPauseBudgetUs, kPausePeriodUs in the daemon); period 0: no limit.
+  uint64_t pause_period_cycles = 0;
+  uint64_t pause_budget_cycles = 0;
 };
 
 // A slow guest frees a descriptor every few hundred nanoseconds (a DPDK guest doing work
@@ -38,6 +45,24 @@ struct ForwarderOptions {
 // So a retry may wait this long for the ring to take more: a slow-but-alive guest is
 // followed at its pace, and what it costs is bounded by tx_retries windows a burst.
 inline constexpr uint32_t kTxRetryWindowUs = 2;
+
+// Frames from a kernel or NIC port that a full destination refused are parked, and the
+// port is not polled until the destination took them: its next frames wait in its own
+// queue. They wait while the destination takes one of them at least this often: a slow
+// guest's ring frees a descriptor within microseconds, a stalled one never; a kernel
+// port's queue (a tap's 500 frames) or a NIC's ring (1024) holds this long of traffic at
+// several Mpps, and a stalled guest costs its sources one such pause, then none.
+inline constexpr uint32_t kParkWindowUs = 100;
+
+// While a port is paused, its frames for every destination wait, not only those for the
+// slow one: a guest slower than its traffic (or one that takes a frame just often enough)
+// could hold a NIC or the host's port paused for everyone. So a port is paused at most
+// half of every millisecond; beyond that, what a destination refuses from it is dropped
+// as before, until the next millisecond.
+inline constexpr uint32_t kPausePeriodUs = 1000;
+inline constexpr uint32_t kPauseBudgetUs = 500;
+
+inline constexpr uint16_t kNoSource = UINT16_MAX;
 
 class Forwarder {
  public:
@@ -52,6 +77,7 @@ class Forwarder {
   // look (a port of it may be gone, or its slot taken) is dropped, counted as link_down.
   void Use(const PortTable* table) {
     if (table != table_ && pending_ != 0) DropPending(pending_);
+    if (table != table_ && parked_ != 0) DropParked();
     table_ = table;
   }
 
@@ -67,12 +93,42 @@ class Forwarder {
   void ReclaimTx();
   bool HasPending() const { return pending_ != 0; }
 
+  // Backpressure for kernel and NIC ports (PortTable::rx_backpressure). Frames of such a
+  // port that a destination refused (its queue full after the retries) stay at the front
+  // of the destination's transmit buffer (parked) instead of being dropped, and the port
+  // is paused: the worker does not poll it, so that its next frames wait in its own
+  // queue (the kernel's, the NIC's), until every destination it has frames parked at
+  // took them. Whatever else is queued for such a destination goes behind them, so no
+  // frame overtakes a parked one. Refused frames of other ports are dropped as before
+  // (queue_full); so are all for a port with tx_retries=0 (the operator does not want it
+  // waited for) or that took none of the last frames parked for it (stalled: a guest that
+  // stopped draining pauses no port again until it takes frames).
+  // Ports the worker must not poll now.
+  uint64_t PausedSources() const { return paused_; }
+  bool HasParked() const { return parked_ != 0; }
+  // Offers parked frames to their destinations again (`now`: TSC; the worker calls it
+  // every round while some are parked). A destination that took none of them for
+  // options_.park_window_cycles gets them dropped (queue_full); sources whose frames all
+  // went are polled again.
+  void OfferParked(uint64_t now);
+  // Drops what waits for destinations with parked frames (queue_full) and resumes every
+  // paused port: the worker calls it, after FlushAll, before it lets go of the table the
+  // frames were meant for.
+  void DropParked();
+
  private:
   struct TxBuffer {
     uint16_t n = 0;
     uint64_t bytes = 0;
     uint64_t deadline = 0;  // TSC; set when the first frame enters an empty buffer
     rte_mbuf* pkts[kMaxBurst];
+  };
+  // A destination's parked frames (PausedSources): the first of its transmit buffer.
+  struct Park {
+    bool took = false;        // it took parked frames since the park began
+    uint64_t sources = 0;     // the ports whose frames are parked
+    uint64_t last_taken = 0;  // TSC: the park began, or it last took parked frames
+    uint64_t done_at = 0;     // its kTxPackets count once every parked frame went
   };
   // The pipeline's stages (forwarder.cc), in HandleBurst's order. Always inlined into
   // it: the burst's state stays in its registers and stack frame (a Burst& or Tally&
@@ -124,6 +180,24 @@ class Forwarder {
   void Enqueue(uint16_t port, rte_mbuf* m);
   void EnqueueRun(uint16_t port, rte_mbuf** frames, uint16_t n, uint64_t bytes);
   void FlushPort(uint16_t port);
+  // What FlushPort could not send: tx_[port].pkts[sent..n) (the buffer emptied). Those
+  // of kernel or NIC ports are parked, the rest freed and counted (queue_full). Returns
+  // their bytes (parked ones are counted once they are sent).
+  [[gnu::noinline, gnu::cold]] uint64_t Refused(uint16_t port, uint16_t sent, uint16_t n);
+  // The bridge port whose device is ethdev `eth_port`, if it is a kernel or NIC port;
+  // kNoSource otherwise.
+  uint16_t BackpressureSource(uint16_t eth_port) const;
+  // Ends the park at `port` (its frames went or were dropped) and resumes the sources
+  // that have frames parked nowhere else.
+  void EndPark(uint16_t port, uint64_t now);
+  // Whether `source` may be paused (or stay paused) at `now`: within its budget.
+  bool MayPause(uint16_t source, uint64_t now);
+  // Polls `sources` (paused) again: their pauses counted and charged to their budgets.
+  void Resume(uint64_t sources, uint64_t now);
+  // Enqueue and EnqueueRun for a buffer without room: flushed first; what parked frames
+  // still leave no room for is dropped.
+  [[gnu::noinline, gnu::cold]] void EnqueueFull(uint16_t port, rte_mbuf** frames, uint16_t n,
+                                                uint64_t bytes);
   // Offers n frames a partial transmit left again while the queue keeps taking some: at
   // most dp.tx_retries retries, each waiting up to options_.retry_window_cycles for the
   // queue to take frames (one that does not ends them); counts the retries and their
@@ -132,6 +206,8 @@ class Forwarder {
                                                 rte_mbuf** pkts, uint16_t n, PortCounters& out);
   // Frees what waits for `ports`, counted as link_down.
   void DropPending(uint64_t ports);
+  // Frees what waits for `ports`, counted as `why`, and ends their parks.
+  void DropWaiting(uint64_t ports, TxDrop why);
 
   // Capture (capture_tap.cc): copies frames of a captured port into the capture ring
   // (rx: as received; tx: the first `sent` of `copies`, the rest freed).
@@ -174,6 +250,19 @@ class Forwarder {
   uint64_t now_ = 0;      // TSC at the start of the current burst, when flushing by time
   uint64_t pending_ = 0;  // ports with frames in tx_
   std::array<TxBuffer, kMaxPorts> tx_;
+  // Backpressure (PausedSources): destinations with parked frames, ports not polled
+  // meanwhile and since when (TSC), destinations found stalled.
+  uint64_t parked_ = 0;
+  uint64_t paused_ = 0;
+  uint64_t stalled_ = 0;
+  std::array<Park, kMaxPorts> parks_;
+  // Per port: its pause began (TSC); its budget's period began, and what it used of it.
+  struct PauseBudget {
+    uint64_t since = 0;
+    uint64_t period_start = 0;
+    uint64_t used = 0;
+  };
+  std::array<PauseBudget, kMaxPorts> pauses_{};
 };
 
 }  // namespace hvswitch

@@ -12,10 +12,9 @@
 #include "switch/datapath/port_mask.h"
 
 namespace hvswitch {
-
 void Forwarder::Enqueue(uint16_t port, rte_mbuf* m) {
   TxBuffer& buffer = tx_[port];
-  if (buffer.n == kMaxBurst) FlushPort(port);
+  if (buffer.n == kMaxBurst) [[unlikely]] return EnqueueFull(port, &m, 1, m->pkt_len);
   if (buffer.n == 0) buffer.deadline = now_ + options_.flush_cycles;
   buffer.pkts[buffer.n++] = m;
   buffer.bytes += m->pkt_len;
@@ -24,7 +23,7 @@ void Forwarder::Enqueue(uint16_t port, rte_mbuf* m) {
 
 void Forwarder::EnqueueRun(uint16_t port, rte_mbuf** frames, uint16_t n, uint64_t bytes) {
   TxBuffer& buffer = tx_[port];
-  if (buffer.n + n > kMaxBurst) FlushPort(port);
+  if (buffer.n + n > kMaxBurst) [[unlikely]] return EnqueueFull(port, frames, n, bytes);
   if (buffer.n == 0) buffer.deadline = now_ + options_.flush_cycles;
   for (uint16_t i = 0; i < n; ++i) buffer.pkts[buffer.n + i] = frames[i];  // mostly 1-4
   buffer.n = static_cast<uint16_t>(buffer.n + n);
@@ -57,15 +56,21 @@ void Forwarder::FlushAll() {
   ForEachBit(pending_, [&](uint16_t p) { FlushPort(p); });
 }
 
-void Forwarder::DropPending(uint64_t ports) {
+void Forwarder::DropPending(uint64_t ports) { DropWaiting(ports, TxDrop::kLinkDown); }
+
+void Forwarder::DropWaiting(uint64_t ports, TxDrop why) {
   ForEachBit(ports, [&](uint16_t p) {
     TxBuffer& buffer = tx_[p];
     rte_pktmbuf_free_bulk(buffer.pkts, buffer.n);
-    counters_.ports[p].Drop(TxDrop::kLinkDown, buffer.n);
+    counters_.ports[p].Drop(why, buffer.n);
     buffer.n = 0;
     buffer.bytes = 0;
   });
   pending_ &= ~ports;
+  if ((parked_ & ports) != 0) {
+    const uint64_t now = rte_rdtsc();
+    ForEachBit(parked_ & ports, [&](uint16_t p) { EndPark(p, now); });
+  }
 }
 
 void Forwarder::FlushPort(uint16_t port) {
@@ -79,13 +84,14 @@ void Forwarder::FlushPort(uint16_t port) {
   if (!((up_mask_ >> port) & 1)) {
     rte_pktmbuf_free_bulk(buffer.pkts, n);
     out.Drop(TxDrop::kLinkDown, n);
-    return;
+    return;  // a park there ends at the next OfferParked (nothing left)
   }
   const DatapathPort& dp = table_->ports[port];
   const uint16_t queue = TxQueue(dp);
   rte_spinlock_t* lock = TxLock(port, dp, queue);
   if (dp.tx_prepare) {
-    // The device refuses what it cannot offload (its limits on segments, sizes).
+    // The device refuses what it cannot offload (its limits on segments, sizes). Parked
+    // frames pass again at every offer: it recomputes the same pseudo-header sums.
     uint16_t ok = rte_eth_tx_prepare(dp.eth_port, queue, buffer.pkts, n);
     while (ok < n) {
       bytes -= buffer.pkts[ok]->pkt_len;
@@ -109,11 +115,7 @@ void Forwarder::FlushPort(uint16_t port) {
     sent = static_cast<uint16_t>(sent + RetryTx(dp, queue, buffer.pkts + sent, n - sent, out));
   }
   if (lock != nullptr) rte_spinlock_unlock(lock);
-  if (sent < n) {
-    for (uint16_t i = sent; i < n; ++i) bytes -= buffer.pkts[i]->pkt_len;
-    rte_pktmbuf_free_bulk(buffer.pkts + sent, n - sent);
-    out.Drop(TxDrop::kQueueFull, n - sent);
-  }
+  if (sent < n) bytes -= Refused(port, sent, n);
   out.Add(PortCounter::kTxPackets, sent);
   out.Add(PortCounter::kTxBytes, bytes);
   if (sent != 0) out.Add(PortCounter::kTxBursts, 1);
@@ -125,26 +127,11 @@ void Forwarder::FlushPort(uint16_t port) {
   }
 }
 
-// What a port refuses after its retries is dropped, whoever sent it. Leaving a NIC's or
-// kernel port's frames in its own queue instead (not polling it while a destination is
-// full) was weighed and left out (issue 14):
-//  - ethdev has no peek: a frame is out of its source before its destination is known,
-//    so "leaving it there" means holding refused frames here across poll rounds (a
-//    backlog per destination port, a mask of sources the worker loop skips, a bound on
-//    both so that a stalled guest still costs nothing) — and the source's frames for
-//    every other destination then wait behind the slow one: a NIC feeding many guests
-//    would drop for all of them at its own ring ("missed") instead of for one here;
-//  - a kernel source gains nothing: this kernel's tap drops what does not fit its ring
-//    (the tap's tx_dropped; checked on 6.18: 4001 of 5000 UDP frames to an unread tap,
-//    qdisc backlog 0, no error to the sender), as a packet socket's ring does, instead
-//    of stopping the sender's queue. The loss would only move into the kernel.
-// The retries give some of what holding would: while they wait, the source is not polled.
-//
-// Out of line: a burst that fits at once, the common case, pays for none of it. A retry
-// is a call that takes frames, or the window that ends them: a ring that took part of a
-// burst is asked again until it takes more or the window passes. Bounded by attempts and
-// time both: at most tx_retries windows a burst, and a stalled ring (nothing taken at the
-// first call) never gets here.
+// Retries: out of line, so a burst that fits at once, the common case, pays for none of
+// it. A retry is a call that takes frames, or the window that ends them: a ring that took
+// part of a burst is asked again until it takes more or the window passes. Bounded by
+// attempts and time both: at most tx_retries windows a burst, and a stalled ring (nothing
+// taken at the first call) never gets here.
 uint16_t Forwarder::RetryTx(const DatapathPort& dp, uint16_t queue, rte_mbuf** pkts,
                             uint16_t n, PortCounters& out) {
   const uint64_t start = rte_rdtsc();
@@ -166,6 +153,13 @@ uint16_t Forwarder::RetryTx(const DatapathPort& dp, uint16_t queue, rte_mbuf** p
   out.Add(PortCounter::kTxRetries, retries);
   out.Add(PortCounter::kTxRetryCycles, rte_rdtsc() - start);
   return sent;
+}
+
+void Forwarder::EnqueueFull(uint16_t port, rte_mbuf** frames, uint16_t n, uint64_t bytes) {
+  FlushPort(port);
+  if (tx_[port].n + n <= kMaxBurst) return EnqueueRun(port, frames, n, bytes);
+  rte_pktmbuf_free_bulk(frames, n);  // behind parked frames that fill the buffer
+  counters_.ports[port].Drop(TxDrop::kQueueFull, n);
 }
 
 }  // namespace hvswitch

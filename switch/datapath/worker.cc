@@ -15,33 +15,17 @@ int Worker::Main(void* self) {
 }
 
 void Worker::Run() {
-  rte_mbuf* pkts[kMaxRxBurst];
   for (const PortDriver* driver : PortDrivers()) driver->OnWorkerThread();
   quiescence_.Online(id_);
   uint64_t start = rte_rdtsc();
   const PortTable* table = datapath_.table.load(std::memory_order_acquire);
   forwarder_.Use(table);
   while (!stop_.load(std::memory_order_relaxed)) {
-    uint32_t received = 0;
-    for (const RxQueueRef& q : table->rx[id_]) {
-      uint16_t n = rte_eth_rx_burst(q.eth_port, q.queue, pkts, burst_);
-      if (n == 0) continue;
-      counters_.rx_bursts[BurstBucket(n)].Add(1);
-      // The forwarder takes at most kMaxBurst frames at a time (one bulk FDB lookup).
-      for (uint16_t off = 0; off < n; off += kMaxBurst) {
-        forwarder_.HandleBurst(q.port, pkts + off, std::min<uint16_t>(kMaxBurst, n - off));
-      }
-      received += n;
-    }
-    if (received != 0) counters_[CoreCounter::kPackets].Add(received);
-    if (table->reclaim_tx != 0) forwarder_.ReclaimTx();
-    uint64_t now = rte_rdtsc();
-    if (flushes_by_time_ && forwarder_.HasPending()) forwarder_.FlushExpired(now);
-    if (datapath_.table.load(std::memory_order_relaxed) != table) {
-      // What waits was meant for the old table's ports (one may be going): sent while
-      // that table is still safe to use, i.e. before this round's quiescent state.
-      forwarder_.FlushAll();
-    }
+    uint64_t now;
+    const uint32_t received = Round(*table, now);
+    // What waits was meant for the old table's ports (one may be going): sent while that
+    // table is still safe to use, i.e. before this round's quiescent state.
+    if (datapath_.table.load(std::memory_order_relaxed) != table) LetGoOfTable();
     quiescence_.Quiescent(id_);
     // Nothing read before the quiescent state may be used after it (the control thread may
     // free it as soon as every worker has reported one): the table is read anew.
@@ -51,8 +35,38 @@ void Worker::Run() {
         now - start);
     start = now;
   }
-  forwarder_.FlushAll();
+  LetGoOfTable();
   quiescence_.Offline(id_);
+}
+
+uint32_t Worker::Round(const PortTable& table, uint64_t& now) {
+  rte_mbuf* pkts[kMaxRxBurst];
+  uint32_t received = 0;
+  // Kernel and NIC ports with frames parked for a full destination: theirs wait in their
+  // own queues meanwhile (Forwarder::PausedSources).
+  const uint64_t paused = forwarder_.PausedSources();
+  for (const RxQueueRef& q : table.rx[id_]) {
+    if ((paused >> q.port) & 1) continue;
+    uint16_t n = rte_eth_rx_burst(q.eth_port, q.queue, pkts, burst_);
+    if (n == 0) continue;
+    counters_.rx_bursts[BurstBucket(n)].Add(1);
+    // The forwarder takes at most kMaxBurst frames at a time (one bulk FDB lookup).
+    for (uint16_t off = 0; off < n; off += kMaxBurst) {
+      forwarder_.HandleBurst(q.port, pkts + off, std::min<uint16_t>(kMaxBurst, n - off));
+    }
+    received += n;
+  }
+  if (received != 0) counters_[CoreCounter::kPackets].Add(received);
+  if (table.reclaim_tx != 0) forwarder_.ReclaimTx();
+  now = rte_rdtsc();
+  if (flushes_by_time_ && forwarder_.HasPending()) forwarder_.FlushExpired(now);
+  if (forwarder_.HasParked()) forwarder_.OfferParked(now);
+  return received;
+}
+
+void Worker::LetGoOfTable() {
+  forwarder_.FlushAll();
+  forwarder_.DropParked();
 }
 
 }  // namespace hvswitch

@@ -1,7 +1,8 @@
 // Worker: a poll-mode loop on one lcore. It polls its receive queues (its share of the
-// published PortTable) in turn and hands every burst to its Forwarder, and reports a
-// quiescent state after every round; a new table is taken between rounds. Runs until
-// `stop` is set by the control thread.
+// published PortTable) in turn, except those of ports its Forwarder paused for
+// backpressure, hands every burst to the Forwarder, and reports a quiescent state after
+// every round; a new table is taken between rounds. Runs until `stop` is set by the
+// control thread.
 #pragma once
 
 #include <atomic>
@@ -26,6 +27,15 @@ class Worker {
 
   // The lcore entry point for rte_eal_remote_launch; `self` is the Worker.
   static int Main(void* self);
+
+  // One poll round over `table` (the one the forwarder uses): every receive queue of this
+  // worker whose port is not paused for backpressure, then the transmits that are due.
+  // Returns the frames received and sets `now` (TSC, after the polls). Worker thread, or
+  // a test that stands in for it (the worker not launched).
+  uint32_t Round(const PortTable& table, uint64_t& now);
+  // What the worker does before it lets go of the table it forwarded with: sends what
+  // waits, drops what is parked (worker thread, or a test standing in for it).
+  void LetGoOfTable();
 
  private:
   void Run();

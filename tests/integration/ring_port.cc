@@ -64,8 +64,12 @@ RingPort::~RingPort() {
 }
 
 unsigned RingPort::Inject(uint16_t queue, rte_mbuf* const* frames, unsigned n) {
+  // What a real device's receive sets, and net_ring's does not.
+  for (unsigned i = 0; i < n; ++i) frames[i]->port = eth_port_;
   return rte_ring_enqueue_burst(rx_[queue], reinterpret_cast<void* const*>(frames), n, nullptr);
 }
+
+unsigned RingPort::Waiting(uint16_t queue) const { return rte_ring_count(rx_[queue]); }
 
 std::vector<rte_mbuf*> RingPort::TakeSent(int queue) {
   std::vector<rte_mbuf*> out;

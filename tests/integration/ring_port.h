@@ -25,8 +25,11 @@ class RingPort {
   ~RingPort();  // stops and closes the device, frees whatever its rings still hold
 
   uint16_t eth_port() const { return eth_port_; }
-  // Puts frames where the device will receive them; returns how many fit.
+  // Puts frames where the device will receive them (their input port set, as a real
+  // device's receive would); returns how many fit.
   unsigned Inject(uint16_t queue, rte_mbuf* const* frames, unsigned n);
+  // Frames in `queue`'s receive ring not received yet.
+  unsigned Waiting(uint16_t queue) const;
   // Takes every frame the device transmitted on `queue` (all queues when -1).
   std::vector<rte_mbuf*> TakeSent(int queue = -1);
   // Moves up to n frames the device transmitted on queue 0 into `to`'s receive queue 0

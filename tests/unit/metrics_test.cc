@@ -161,6 +161,24 @@ constexpr const char* kExposition[] = {
     R"x(# TYPE hvswitch_port_transmit_retry_cycles_total counter)x",
     R"x(hvswitch_port_transmit_retry_cycles_total{port="vm1"} 801)x",
     R"x(hvswitch_port_transmit_retry_cycles_total{port="mem1"} 828)x",
+    R"x(# HELP hvswitch_port_receive_pauses_total Times the port (a kernel interface or a )x"
+      R"x(NIC) was not polled because frames from it waited for a destination whose queue )x"
+      R"x(was full: its next frames waited in its own queue (the kernel's, the NIC's ring) )x"
+      R"x(instead of being dropped as queue_full. A pause ends when the destination has )x"
+      R"x(taken the waiting frames, after it took none for 100 us (they are dropped then; a )x"
+      R"x(destination that took none at all pauses no port again until it takes frames), or )x"
+      R"x(once the port was paused for half of the current millisecond.)x",
+    R"x(# TYPE hvswitch_port_receive_pauses_total counter)x",
+    R"x(hvswitch_port_receive_pauses_total{port="vm1"} 802)x",
+    R"x(hvswitch_port_receive_pauses_total{port="mem1"} 829)x",
+    R"x(# HELP hvswitch_port_receive_pause_cycles_total TSC cycles the port's polling was )x"
+      R"x(paused for full destinations: meanwhile its frames to every destination waited in )x"
+      R"x(the kernel's or NIC's queue, which drops what does not fit (the interface's or )x"
+      R"x(NIC's own drop counters). Set tx_retries=0 on a destination the port must not wait )x"
+      R"x(for.)x",
+    R"x(# TYPE hvswitch_port_receive_pause_cycles_total counter)x",
+    R"x(hvswitch_port_receive_pause_cycles_total{port="vm1"} 803)x",
+    R"x(hvswitch_port_receive_pause_cycles_total{port="mem1"} 830)x",
     R"x(# HELP hvswitch_port_offload_total Offload work for frames sent to the port. )x"
       R"x(kind=csum: partial L4 checksums (a guest left them to the device); how=hw: passed )x"
       R"x(on for the port to complete, how=sw: completed by hvswitch because the port cannot )x"

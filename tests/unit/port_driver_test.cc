@@ -2,6 +2,8 @@
 // driver's keys, its specs read back, and what it decides without a device.
 #include "ports/port_driver.h"
 
+#include <rte_ethdev.h>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -202,6 +204,32 @@ TEST(PortDriverTest, DpdkAfPacketPortsCarryTheirChecksumCaveat) {
   for (const char* other : {"net_tap", "net_null", "net_ring"}) {
     info.driver_name = other;
     EXPECT_TRUE(spec.driver->Configure(spec, info, conf).caveat.empty()) << other;
+  }
+}
+
+// Ports whose frames wait in a kernel's or a NIC's queue may be paused for a full
+// destination (rx_backpressure); guests' rings, and other processes' rings a dpdk port
+// may open, are not.
+TEST(PortDriverTest, OnlyKernelAndNicSourcesArePausedForBackpressure) {
+  for (const char* guest : {"v,type=vhost-user,path=/r/v.sock", "m,type=memif,path=/r/m.sock",
+                            "z,type=memif,path=/r/z.sock,client=1,zero_copy=1,quota=512"}) {
+    const PortSpec spec = *ParsePortSpec(guest);
+    EXPECT_FALSE(spec.driver->Flags(spec, {}).rx_backpressure) << guest;
+  }
+  for (const char* kernel : {"h,type=host,iface=hv0", "n,type=netdev,iface=veth0"}) {
+    const PortSpec spec = *ParsePortSpec(kernel);
+    EXPECT_TRUE(spec.driver->Flags(spec, {}).rx_backpressure) << kernel;
+  }
+  const PortSpec nic = *ParsePortSpec("n,type=dpdk,devargs=net_x0");
+  for (const auto& [driver, pauses] :
+       std::map<std::string, bool>{{"net_tap", true}, {"net_af_packet", true},
+                                   {"net_ixgbe", true}, {"net_vhost", false},
+                                   {"net_memif", false}, {"net_virtio_user", false}}) {
+    rte_eth_dev_info info{};
+    info.driver_name = driver.c_str();
+    rte_eth_conf conf{};
+    const DeviceSetup setup = nic.driver->Configure(nic, info, conf);
+    EXPECT_EQ(nic.driver->Flags(nic, setup).rx_backpressure, pauses) << driver;
   }
 }
 

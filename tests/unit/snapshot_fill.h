@@ -12,7 +12,9 @@ namespace hvswitch {
 // Counters added after the outputs were pinned: they take values 700 above the port's
 // first (not from the count), so that pinned outputs keep their numbers.
 inline constexpr PortCounter kLaterCounters[] = {PortCounter::kTxRetries,
-                                                 PortCounter::kTxRetryCycles};
+                                                 PortCounter::kTxRetryCycles,
+                                                 PortCounter::kRxPauses,
+                                                 PortCounter::kRxPauseCycles};
 
 // Gives every counter cell of `port` and its fdb_learned a distinct value, counting up
 // from `v`. The device's no_mbuf comes after the tx drops: where it was before it became

@@ -132,6 +132,10 @@ absl::Status Port::ConfigureDevice(rte_eth_conf& conf, rte_mempool* pool) {
   if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) {
     conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
   }
+  // Link changes reported as they happen (LinkEvents), where the device can.
+  if (info.dev_flags != nullptr && (*info.dev_flags & RTE_ETH_DEV_INTR_LSC)) {
+    conf.intr_conf.lsc = 1;
+  }
   setup_ = driver_.Configure(spec_, info, conf);
   if (queues_.nb_rxq > 1) {
     // Spread flows over the receive queues where the device hashes (NICs); a vhost-user

@@ -41,6 +41,7 @@ absl::Status Bridge::Init() {
     return absl::InvalidArgumentError(absl::StrCat("burst must be 1 to ", kMaxRxBurst));
   }
 
+  link_events_ = std::make_unique<LinkEvents>(datapath_);
   slots_ = std::make_unique<PortSlots>(nb_workers, config_.rx_descriptors,
                                        config_.tx_descriptors,
                                        [this](int slot) { return SlotSums(slot); });
@@ -107,6 +108,7 @@ absl::Status Bridge::AddPort(const PortSpec& spec) {
   if (!opened.ok()) return opened.status();
   const int slot = *opened;
   const Port& port = *slots_->port(slot);
+  link_events_->Map(port.eth_port(), slot);
   std::unique_ptr<PortTable> table = NextTable(slot, &spec, &port);
   const DatapathPort& dp = table->ports[slot];
   if (port.device_mtu() < spec.mtu) {
@@ -137,11 +139,13 @@ absl::Status Bridge::RemovePort(absl::string_view name) {
   // From here on no worker polls the port, sends to it or holds a frame for it.
   Publish(NextTable(slot, nullptr, nullptr));
   learner_->RemovePort(p);
+  link_events_->Map(slots_->port(slot)->eth_port(), -1);
   for (std::atomic<uint64_t>* mask :
        {&datapath_.up_mask, &datapath_.csum_capable_mask, &datapath_.tso4_capable_mask,
         &datapath_.tso6_capable_mask}) {
     mask->fetch_and(~(uint64_t{1} << p), std::memory_order_relaxed);
   }
+  known_up_ &= ~(uint64_t{1} << p);
   const std::string port_name = slots_->port(slot)->spec().name;
   slots_->Close(slot);
   Log("port '%s': removed", port_name);
@@ -250,6 +254,7 @@ Bridge::~Bridge() {
   StopWorkers();
   for (const PortDriver* driver : PortDrivers()) driver->OnWorkersRunning(nullptr);
   if (slots_ != nullptr) slots_->CloseAll();  // the devices, before their mbufs' pools go
+  link_events_.reset();  // after the devices: closing one may still report its link
   workers_.clear();
   learner_.reset();
   learn_queues_.clear();
@@ -263,21 +268,36 @@ void Bridge::Poll() {
   learner_->Poll(now);
   capture_->Poll();
   ++polls_;
-  if (polls_ % 100 == 0) FollowLinks();
+  // At once when a device reported a change (LinkEvents has already set the workers' up
+  // mask), within a poll when a link moved on a device that reports nothing (memif), and
+  // every 100 ms in any case (a guest's offloads may change without its link).
+  if (link_events_->TakePending() || LinksUp() != known_up_ || polls_ % 100 == 0) {
+    FollowLinks();
+  }
   // A slice of the table every poll, the whole of it about once a second: ageing a large
   // table never holds the control thread for long.
   learner_->AgeSlice(now, config_.fdb_aging_seconds, fdb_->buckets() / 1000 + 1);
   if (polls_ % 1000 == 0) slots_->FreeReturnedPools();
 }
 
+uint64_t Bridge::LinksUp() const {
+  uint64_t mask = 0;
+  for (int p = 0; p < kMaxPorts; ++p) {
+    const Port* port = slots_->port(p);
+    if (port != nullptr && port->LinkUp()) mask |= uint64_t{1} << p;
+  }
+  return mask;
+}
+
 void Bridge::FollowLinks() {
-  uint64_t old_mask = datapath_.up_mask.load(std::memory_order_relaxed);
-  uint64_t mask = 0, csum = 0, tso4 = 0, tso6 = 0;
-  for (size_t p = 0; p < kMaxPorts; ++p) {
-    const Port* port = slots_->port(static_cast<int>(p));
-    if (port == nullptr || !port->LinkUp()) continue;
+  // What was last seen here, not the workers' mask, which LinkEvents may have moved on.
+  const uint64_t old_mask = known_up_;
+  const uint64_t mask = LinksUp();
+  uint64_t csum = 0, tso4 = 0, tso6 = 0;
+  for (uint64_t up = mask; up != 0; up &= up - 1) {
+    const int p = __builtin_ctzll(up);
+    const Port* port = slots_->port(p);
     const uint64_t bit = uint64_t{1} << p;
-    mask |= bit;
     // Asked every time: a guest may reconnect with other features between two looks.
     const PeerOffloads offloads = port->Offloads();
     if (offloads.csum) csum |= bit;
@@ -298,6 +318,7 @@ void Bridge::FollowLinks() {
         slots_->port(static_cast<int>(p))->spec().name, yes(csum), yes(tso4), yes(tso6));
   }
   datapath_.up_mask.store(mask, std::memory_order_relaxed);
+  known_up_ = mask;
   // A port that went down forgets its MACs (and its lock) at once; reconnecting memif
   // clients, which may take a while, comes after.
   for (uint64_t changed = mask ^ old_mask; changed != 0; changed &= changed - 1) {

@@ -19,6 +19,7 @@
 #include "switch/control/bridge_control.h"
 #include "switch/control/bridge_snapshot.h"
 #include "switch/control/learner.h"
+#include "switch/control/link_events.h"
 #include "switch/control/options.h"
 #include "switch/control/packet_capture.h"
 #include "switch/control/port_slots.h"
@@ -61,9 +62,9 @@ class Bridge : public BridgeControl {
   absl::Status StartWorkers();
   void StopWorkers();
 
-  // Control thread, called about every millisecond: applies learn requests; every
-  // 100 ms follows link state (logging each change, flushing the MACs of a port that
-  // went down); every second ages the FDB.
+  // Control thread, called about every millisecond: applies learn requests; follows link
+  // state when a device reported a change, and every 100 ms in any case (logging each
+  // change, flushing the MACs of a port that went down); ages a slice of the FDB.
   void Poll();
 
   BridgeSnapshot Snapshot() const override;
@@ -116,6 +117,7 @@ class Bridge : public BridgeControl {
   // Swaps the workers' table and waits until none uses the old one.
   void Publish(std::unique_ptr<PortTable> table);
   void FollowLinks();
+  uint64_t LinksUp() const;  // the open ports whose link is up now
 
   BridgeConfig config_;
   std::unique_ptr<PortSlots> slots_;
@@ -128,6 +130,8 @@ class Bridge : public BridgeControl {
   std::unique_ptr<PacketCapture> capture_;  // after quiescence_: it waits on it
   std::vector<std::unique_ptr<Worker>> workers_;
   std::unique_ptr<Learner> learner_;
+  std::unique_ptr<LinkEvents> link_events_;
+  uint64_t known_up_ = 0;  // the ports FollowLinks last saw up
   std::atomic<bool> stop_workers_{false};
   bool workers_running_ = false;
   uint64_t polls_ = 0;

@@ -43,10 +43,19 @@ absl::StatusOr<EalPlan> PlanEal(const DaemonOptions& options, const std::vector<
           absl::StrCat("--lcores: CPU ", cpu, " is not available to this process"));
     }
   }
-  // The control thread (EAL main lcore 0) floats over the CPUs the workers leave free.
-  std::vector<unsigned> control;
-  for (unsigned cpu : cpus) {
-    if (std::find(workers.begin(), workers.end(), cpu) == workers.end()) control.push_back(cpu);
+  // The control thread (EAL main lcore 0), and with it the threads DPDK creates (they take
+  // its CPUs), floats over --control_cpus, by default the CPUs the workers leave free.
+  std::vector<unsigned> control = options.control_cpus;
+  for (unsigned cpu : control) {
+    if (std::find(cpus.begin(), cpus.end(), cpu) == cpus.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--control_cpus: CPU ", cpu, " is not available to this process"));
+    }
+  }
+  if (control.empty()) {
+    for (unsigned cpu : cpus) {
+      if (std::find(workers.begin(), workers.end(), cpu) == workers.end()) control.push_back(cpu);
+    }
   }
   if (control.empty()) control = cpus;
 

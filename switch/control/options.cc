@@ -135,10 +135,10 @@ struct Parser {
       absl::StatusOr<PortSpec> spec = ParsePortSpec(value);
       if (!spec.ok()) return spec.status();
       options.ports.push_back(*std::move(spec));
-    } else if (key == "lcores") {
-      absl::StatusOr<std::vector<unsigned>> cpus = ParseCpuList(value);
+    } else if (key == "lcores" || key == "control_cpus") {
+      absl::StatusOr<std::vector<unsigned>> cpus = ParseCpuList(value, key);
       if (!cpus.ok()) return cpus.status();
-      options.worker_cpus = *std::move(cpus);
+      (key == "lcores" ? options.worker_cpus : options.control_cpus) = *std::move(cpus);
     } else if (key == "metrics_address") {
       if (value == "none") {
         options.metrics_address.clear();
@@ -271,11 +271,12 @@ absl::Status Validate(const DaemonOptions& options) {
 
 }  // namespace
 
-absl::StatusOr<std::vector<unsigned>> ParseCpuList(absl::string_view text) {
+absl::StatusOr<std::vector<unsigned>> ParseCpuList(absl::string_view text,
+                                                   absl::string_view flag) {
   std::vector<unsigned> cpus;
   auto bad = [&] {
     return absl::InvalidArgumentError(
-        absl::StrCat("--lcores must be a CPU list such as 1 or 1,2 or 1-3, not '", text, "'"));
+        absl::StrCat("--", flag, " must be a CPU list such as 1 or 1,2 or 1-3, not '", text, "'"));
   };
   for (absl::string_view part : absl::StrSplit(text, ',')) {
     std::pair<absl::string_view, absl::string_view> range =
@@ -351,6 +352,9 @@ std::string ConfigText(const DaemonOptions& options) {
   if (!options.worker_cpus.empty()) {
     absl::StrAppend(&out, "lcores=", absl::StrJoin(options.worker_cpus, ","), "\n");
   }
+  if (!options.control_cpus.empty()) {
+    absl::StrAppend(&out, "control_cpus=", absl::StrJoin(options.control_cpus, ","), "\n");
+  }
   absl::StrAppend(&out, "metrics_address=",
                   options.metrics_address.empty() ? "none" : options.metrics_address, "\n");
   if (!options.eal_args.empty()) {
@@ -396,6 +400,9 @@ std::string UsageText() {
                    to N times, each waiting up to 2 us for it to take frames (a slow
                    guest); 0: no retry
   --lcores=LIST           CPUs for poll-mode workers (default: the last CPU)
+  --control_cpus=LIST     CPUs for the control thread and DPDK's own threads (vhost
+                          events, interrupts, telemetry) (default: those the workers
+                          leave free, or all when they leave none)
   --metrics_address=HOST:PORT|none   Prometheus endpoint (default 127.0.0.1:9417)
   --eal="ARGS"            extra EAL arguments, e.g. "--no-huge -m 1024"
   --runtime_dir=DIR       where the default configuration puts its sockets

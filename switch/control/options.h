@@ -23,6 +23,7 @@ struct DaemonOptions {
   std::vector<PortSpec> ports;
   std::vector<StaticMacSpec> static_macs;
   std::vector<unsigned> worker_cpus;            // empty: one worker on the last CPU
+  std::vector<unsigned> control_cpus;           // empty: the CPUs the workers leave free
   std::string metrics_address{kDefaultMetricsAddress};  // empty: no endpoint
   std::vector<std::string> eal_args;
   std::string runtime_dir{kDefaultRuntimeDir};
@@ -55,7 +56,9 @@ absl::StatusOr<DaemonOptions> ParseDaemonOptions(const std::vector<std::string>&
 absl::StatusOr<DaemonOptions> ParseConfigText(absl::string_view text, absl::string_view origin);
 
 // Parses `1`, `1,3` or `1-3` into CPU numbers.
-absl::StatusOr<std::vector<unsigned>> ParseCpuList(absl::string_view text);
+// A CPU list such as 1 or 1,2 or 1-3; `flag` names the option in the error.
+absl::StatusOr<std::vector<unsigned>> ParseCpuList(absl::string_view text,
+                                                   absl::string_view flag = "lcores");
 
 // The ports started when none is configured: two vhost-user guests and one memif guest
 // with their sockets in `runtime_dir`.

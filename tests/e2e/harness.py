@@ -197,6 +197,27 @@ class Daemon:
         wait_for(lambda: self.value("hvswitch_port_up", port=port) == (1.0 if up else 0.0),
                  timeout, f"port {port} {'up' if up else 'down'}")
 
+    def link_changes(self, port):
+        """The port's link changes as logged, in order: "up" or "down". A DPDK virtio-user
+        guest stops and restarts its queues once as it starts, and the switch follows the
+        device's events, so a vhost-user guest's arrival may show as up, down, up."""
+        changes = re.findall(rf"port '{re.escape(port)}': (?:guest connected, )?link (up|down)|"
+                             rf"port '{re.escape(port)}': guest (dis)connected",
+                             self.output())
+        return ["down" if gone else state for state, gone in changes]
+
+    def assert_link_changes(self, port, min_downs, exact=False):
+        """The port's log alternates up and down, from up and ending up, with at least
+        (exact: exactly) `min_downs` downs."""
+        changes = self.link_changes(port)
+        expected = ["up", "down"] * (len(changes) // 2) + ["up"]
+        if changes != expected[:len(changes)] or not changes or changes[-1] != "up":
+            raise AssertionError(f"port {port}: link changes out of order: {changes}")
+        downs = changes.count("down")
+        if downs < min_downs or (exact and downs != min_downs):
+            raise AssertionError(f"port {port}: {downs} link downs logged, expected "
+                                 f"{'' if exact else 'at least '}{min_downs}")
+
     def stop(self, timeout=20):
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)

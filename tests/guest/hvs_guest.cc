@@ -28,6 +28,13 @@
 //                                  "flows":{"SRC>DST":N,...}}
 //   clear                      -> {"ok":1}     forget received flows (not the totals)
 //   quit                       -> {"ok":1}
+//   latency DST SRC COUNT RATE [SIZE] -> {"sent":N,"received":N,"p50_ns":..,"p99_ns":..,
+//                                  "p999_ns":..,"max_ns":..,...}   with a second port
+//                                  (a second --vdev): COUNT probes DST<-SRC of SIZE
+//                                  (60-1514) bytes at RATE frames/s (0: as fast as the
+//                                  port takes them) sent on the first port, their one-way
+//                                  latency read on the second, which first sends one
+//                                  broadcast from DST so that a switch learns it there
 // Usage: hvs_guest EAL-ARGS... [-- --rx-csum] [--rx-tso]
 //   --rx-csum: enable Rx checksum offload, so that a virtio-user port negotiates
 //   GUEST_CSUM and takes partial checksums (counted as "partial" in stats).
@@ -51,6 +58,7 @@
 #include <string>
 
 #include "tests/guest/l4_frames.h"
+#include "tests/guest/latency_probe.h"
 
 namespace {
 
@@ -58,6 +66,7 @@ using hvswitch::guest::ChecksumMode;
 using hvswitch::guest::ReceivedChecksum;
 
 constexpr uint16_t kPort = 0;
+constexpr uint16_t kProbePort = 1;  // the latency command's receiving port, if given
 constexpr uint16_t kEtherType = 0x88b5;
 
 std::string MacString(const rte_ether_addr& a) {
@@ -79,7 +88,13 @@ struct Guest {
   uint64_t next_take = 0;    // slow: TSC when the next frame may be taken
   uint64_t started_tsc = 0;  // when the port was last started
 
+  bool probe_port = false;  // a second port was given (latency)
+
   void Receive() {
+    if (probe_port) {  // what reaches it outside a latency run is of no interest
+      rte_mbuf* pkts[32];
+      rte_pktmbuf_free_bulk(pkts, rte_eth_rx_burst(kProbePort, 0, pkts, 32));
+    }
     if (stopped || paused) return;
     if (slow_cycles != 0) return ReceiveSlowly();
     rte_mbuf* pkts[32];
@@ -325,6 +340,36 @@ struct Guest {
       flows.clear();
       return "{\"ok\":1}";
     }
+    if (cmd == "latency") {
+      std::string dst_text, src_text;
+      hvswitch::guest::LatencyRun run;
+      unsigned size = 64;
+      in >> dst_text >> src_text >> run.count >> run.rate;
+      if (!(in >> size)) size = 64;
+      if (!probe_port || rte_ether_unformat_addr(dst_text.c_str(), &run.dst) != 0 ||
+          rte_ether_unformat_addr(src_text.c_str(), &run.src) != 0 || size < 60 ||
+          size > 1514 || run.count == 0 || run.count > 100000000) {
+        return "{\"error\":\"bad latency arguments (or no second port)\"}";
+      }
+      run.size = static_cast<uint16_t>(size);
+      run.tx_port = kPort;
+      run.rx_port = kProbePort;
+      // Where DST is, for a learning switch; then 20 ms for it to be learned.
+      rte_mbuf* m = rte_pktmbuf_alloc(pool);
+      if (m != nullptr) {
+        auto* eth = reinterpret_cast<rte_ether_hdr*>(rte_pktmbuf_append(m, 60));
+        std::memset(eth, 0, 60);
+        std::memset(&eth->dst_addr, 0xff, sizeof(eth->dst_addr));
+        eth->src_addr = run.dst;
+        eth->ether_type = rte_cpu_to_be_16(kEtherType);
+        if (rte_eth_tx_burst(kProbePort, 0, &m, 1) == 0) rte_pktmbuf_free(m);
+      }
+      for (uint64_t end = rte_get_tsc_cycles() + rte_get_tsc_hz() / 50;
+           rte_get_tsc_cycles() < end;) {
+        Receive();
+      }
+      return hvswitch::guest::MeasureLatency(pool, run).Json();
+    }
     if (cmd == "quit") {
       *quit = true;
       return "{\"ok\":1}";
@@ -332,6 +377,31 @@ struct Guest {
     return "{\"error\":\"unknown command\"}";
   }
 };
+
+// The guest's port with what the device takes of jumbo frames and offloads.
+bool StartPort(uint16_t port, bool rx_csum, bool rx_tso, rte_mempool* pool) {
+  // Jumbo frames where the device takes them (virtio-user does; memif reports 1500 but
+  // moves chains of any length).
+  rte_eth_dev_info info{};
+  rte_eth_dev_info_get(port, &info);
+  rte_eth_conf conf{};
+  conf.rxmode.mtu = std::min<uint32_t>({9000, info.max_mtu, info.max_rx_pktlen - 18});
+  conf.rxmode.offloads = info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER;
+  if (rx_csum || rx_tso) {
+    conf.rxmode.offloads |=
+        info.rx_offload_capa & (RTE_ETH_RX_OFFLOAD_TCP_CKSUM | RTE_ETH_RX_OFFLOAD_UDP_CKSUM);
+  }
+  if (rx_tso) conf.rxmode.offloads |= info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_TCP_LRO;
+  // Checksum offload where the device has it (virtio-user: the switch's vhost-user port
+  // offered VIRTIO_NET_F_CSUM), so that `sendl4 ... partial` leaves the sum to it.
+  conf.txmode.offloads = info.tx_offload_capa &
+                         (RTE_ETH_TX_OFFLOAD_MULTI_SEGS | RTE_ETH_TX_OFFLOAD_TCP_CKSUM |
+                          RTE_ETH_TX_OFFLOAD_UDP_CKSUM | RTE_ETH_TX_OFFLOAD_TCP_TSO);
+  return rte_eth_dev_configure(port, 1, 1, &conf) == 0 &&
+         rte_eth_rx_queue_setup(port, 0, 1024, rte_eth_dev_socket_id(port), nullptr, pool) == 0 &&
+         rte_eth_tx_queue_setup(port, 0, 1024, rte_eth_dev_socket_id(port), nullptr) == 0 &&
+         rte_eth_dev_start(port) == 0;
+}
 
 }  // namespace
 
@@ -353,28 +423,9 @@ int main(int argc, char** argv) {
   Guest guest;
   guest.pool = rte_pktmbuf_pool_create("guest", 4095, 64, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
                                        static_cast<int>(rte_socket_id()));
-  // Jumbo frames where the device takes them (virtio-user does; memif reports 1500 but
-  // moves chains of any length).
-  rte_eth_dev_info info{};
-  rte_eth_dev_info_get(kPort, &info);
-  rte_eth_conf conf{};
-  conf.rxmode.mtu = std::min<uint32_t>({9000, info.max_mtu, info.max_rx_pktlen - 18});
-  conf.rxmode.offloads = info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER;
-  if (rx_csum || rx_tso) {
-    conf.rxmode.offloads |=
-        info.rx_offload_capa & (RTE_ETH_RX_OFFLOAD_TCP_CKSUM | RTE_ETH_RX_OFFLOAD_UDP_CKSUM);
-  }
-  if (rx_tso) conf.rxmode.offloads |= info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_TCP_LRO;
-  // Checksum offload where the device has it (virtio-user: the switch's vhost-user port
-  // offered VIRTIO_NET_F_CSUM), so that `sendl4 ... partial` leaves the sum to it.
-  conf.txmode.offloads = info.tx_offload_capa &
-                         (RTE_ETH_TX_OFFLOAD_MULTI_SEGS | RTE_ETH_TX_OFFLOAD_TCP_CKSUM |
-                          RTE_ETH_TX_OFFLOAD_UDP_CKSUM | RTE_ETH_TX_OFFLOAD_TCP_TSO);
-  if (guest.pool == nullptr || rte_eth_dev_configure(kPort, 1, 1, &conf) != 0 ||
-      rte_eth_rx_queue_setup(kPort, 0, 1024, rte_eth_dev_socket_id(kPort), nullptr,
-                             guest.pool) != 0 ||
-      rte_eth_tx_queue_setup(kPort, 0, 1024, rte_eth_dev_socket_id(kPort), nullptr) != 0 ||
-      rte_eth_dev_start(kPort) != 0) {
+  guest.probe_port = rte_eth_dev_count_avail() > 1;
+  if (guest.pool == nullptr || !StartPort(kPort, rx_csum, rx_tso, guest.pool) ||
+      (guest.probe_port && !StartPort(kProbePort, rx_csum, rx_tso, guest.pool))) {
     std::fprintf(stderr, "hvs_guest: cannot start port\n");
     return 1;
   }
@@ -402,8 +453,10 @@ int main(int argc, char** argv) {
       usleep(100);  // a test guest need not burn a core (a slow one polls all the time)
     }
   }
-  rte_eth_dev_stop(kPort);
-  rte_eth_dev_close(kPort);
+  for (uint16_t port = 0; port < (guest.probe_port ? 2 : 1); ++port) {
+    rte_eth_dev_stop(port);
+    rte_eth_dev_close(port);
+  }
   rte_eal_cleanup();
   return 0;
 }

@@ -381,5 +381,20 @@ TEST(EalPlanTest, WorkersAndMemory) {
   EXPECT_THAT(plan.args, Contains("--lcores=0@(0),1@0"));  // one CPU: shared
 }
 
+TEST(EalPlanTest, ControlCpus) {
+  DaemonOptions o = *Parse({"--lcores=3", "--control_cpus=1-2"});
+  EXPECT_THAT(o.control_cpus, ElementsAre(1u, 2u));
+  EalPlan plan = *PlanEal(o, {0, 1, 2, 3}, true);
+  EXPECT_THAT(plan.args, Contains("--lcores=0@(1,2),1@3"));
+  // Saved and read back.
+  absl::StatusOr<DaemonOptions> back = ParseConfigText(ConfigText(o), "saved.conf");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_THAT(back->control_cpus, ElementsAre(1u, 2u));
+  absl::Status bad = PlanEal(*Parse({"--control_cpus=5"}), {0, 1}, true).status();
+  EXPECT_THAT(std::string(bad.message()), HasSubstr("--control_cpus: CPU 5 is not available"));
+  EXPECT_THAT(std::string(Parse({"--control_cpus=x"}).status().message()),
+              HasSubstr("--control_cpus must be a CPU list"));
+}
+
 }  // namespace
 }  // namespace hvswitch

@@ -1,0 +1,214 @@
+#!/usr/bin/env python3
+"""One-way latency through the switch at low, medium and near-saturation load: hvswitch
+against dpdk-testpmd io-forwarding on the same kind of ports.
+
+One hvs_guest process owns both guest ports (two virtio-user or memif clients) on
+--guest-cpu, so sender and receiver read one TSC and no scheduler sits between them: its
+`latency` command sends frames stamped as they are handed to port 0 at a paced rate and
+reads them back on port 1 (tests/guest/latency_probe.h). Every frame is a probe, so the
+rate is the load. The switch runs on --switch-cpu.
+
+Per round and switch (taking turns, a fresh switch and guest each time, because this VM's
+speed drifts): the saturation rate (probes sent as fast as the guest's port takes them:
+received / seconds), then runs at --loads fractions of hvswitch's saturation measured in
+the first round, the same absolute rates for both switches. Prints every run, then per
+load the medians over rounds of p50/p99/p99.9 and the ratio hvswitch / testpmd-io.
+
+Timing is this benchmark's purpose; nothing here is a pass/fail test. --smoke runs one
+short round and only checks that numbers come out (CI).
+
+usage: guest_latency.py [--kind vhost-user|memif] [--rounds 5] [--seconds 2]
+                        [--loads 0.01,0.5,0.9] [--size 64] [--smoke]
+"""
+import argparse
+import json
+import os
+import re
+import select
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+import loopback  # noqa: E402  (Testpmd, start, cleanup)
+
+ROOT = loopback.ROOT
+HVS_GUEST = os.environ.get("HVS_GUEST", os.path.join(ROOT, "build", "tests", "hvs_guest"))
+SRC, DST = "02:00:00:00:0a:00", "02:00:00:00:0a:01"
+
+
+class ProbeGuest:
+    """hvs_guest with two ports, driven over its stdin."""
+
+    def __init__(self, kind, sockets, cpu, tag):
+        if kind == "vhost-user":
+            vdevs = [f"net_virtio_user{i},path={s}" for i, s in enumerate(sockets)]
+        else:
+            vdevs = [f"net_memif{i},role=client,socket={s},socket-abstract=no"
+                     for i, s in enumerate(sockets)]
+        args = [HVS_GUEST, "--no-pci", "--no-huge", "-m", "256", f"--lcores=0@{cpu}",
+                f"--file-prefix=hvs-lat-guest-{tag}-{os.getpid()}", "--log-level=*:error"]
+        args += [f"--vdev={v}" for v in vdevs]
+        self.p = loopback.start(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL)
+        self.buf = b""
+        if json.loads(self.read(30)).get("ready") != 1:
+            raise RuntimeError("hvs_guest did not start")
+
+    def read(self, timeout):
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self.buf:
+            left = deadline - time.monotonic()
+            if left <= 0 or self.p.poll() is not None:
+                raise RuntimeError(f"hvs_guest: no answer (exit {self.p.poll()})")
+            r, _, _ = select.select([self.p.stdout], [], [], left)
+            if r:
+                chunk = os.read(self.p.stdout.fileno(), 65536)
+                if not chunk:
+                    raise RuntimeError("hvs_guest closed its output")
+                self.buf += chunk
+        line, self.buf = self.buf.split(b"\n", 1)
+        return line.decode()
+
+    def latency(self, count, rate, size):
+        self.p.stdin.write(f"latency {DST} {SRC} {count} {rate} {size}\n".encode())
+        self.p.stdin.flush()
+        answer = json.loads(self.read(120))
+        if "error" in answer:
+            raise RuntimeError(f"hvs_guest: {answer['error']}")
+        return answer
+
+    def stop(self):
+        if self.p.poll() is None:
+            self.p.kill()
+            self.p.wait()
+
+
+class Switch:
+    def __init__(self, name, kind, cpu, guest_cpu):
+        self.dir = tempfile.mkdtemp(prefix=f"hvs-lat-{name}-")
+        self.sockets = [os.path.join(self.dir, f"p{i}.sock") for i in range(2)]
+        self.log = open(os.path.join(self.dir, "switch.log"), "wb")
+        if name == "hvswitch":
+            ports = [f"--port=p{i},type={kind},path={s}" for i, s in enumerate(self.sockets)]
+            self.proc = loopback.start(
+                [loopback.HVSWITCH, *ports, f"--lcores={cpu}", "--metrics_address=none",
+                 f"--ctl_socket={self.dir}/hvswitch.ctl",
+                 f"--eal=--no-huge -m 1024 --file-prefix=hvs-lat-sw-{os.getpid()}"],
+                stdout=self.log, stderr=subprocess.STDOUT)
+        else:
+            if kind == "vhost-user":
+                vdevs = [f"net_vhost{i},iface={s},queues=1" for i, s in enumerate(self.sockets)]
+            else:
+                vdevs = [f"net_memif{i},role=server,socket={s},socket-abstract=no"
+                         for i, s in enumerate(self.sockets)]
+            eal = [f"--lcores=0@{guest_cpu},1@{cpu}", "--single-file-segments",
+                   f"--file-prefix=hvs-lat-io-{os.getpid()}"] + [f"--vdev={v}" for v in vdevs]
+            self.testpmd = loopback.Testpmd(eal, ["--forward-mode=io"])
+            self.testpmd.cmd("start")
+            self.proc = self.testpmd.p
+        deadline = time.monotonic() + 30
+        while not all(os.path.exists(s) for s in self.sockets):
+            if time.monotonic() > deadline or self.proc.poll() is not None:
+                raise RuntimeError(f"{name}: no sockets")
+            time.sleep(0.1)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+
+
+def run_round(name, args, rates, size):
+    """One switch and guest: [(label, answer)] for saturation, then each rate."""
+    sw = Switch(name, args.kind, args.switch_cpu, args.guest_cpu)
+    guest = None
+    try:
+        time.sleep(0.5)
+        guest = ProbeGuest(args.kind, sw.sockets, args.guest_cpu, name)
+        # Until both links are up and DST learned: probes arrive.
+        deadline = time.monotonic() + 30
+        while guest.latency(100, 10000, size)["received"] < 100:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{name}: probes do not arrive")
+        results = [("saturation", guest.latency(args.saturation_count, 0, size))]
+        for label, rate in rates:
+            count = max(1000, int(rate * args.seconds))
+            results.append((label, guest.latency(count, int(rate), size)))
+        return results
+    finally:
+        if guest:
+            guest.stop()
+        sw.stop()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--kind", choices=["vhost-user", "memif"], default="vhost-user")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--seconds", type=float, default=2.0, help="per load")
+    ap.add_argument("--loads", default="0.01,0.5,0.9",
+                    help="fractions of hvswitch's saturation rate")
+    ap.add_argument("--size", type=int, default=64, help="with the FCS (RFC 2544)")
+    ap.add_argument("--switch-cpu", type=int, default=os.cpu_count() - 1)
+    ap.add_argument("--guest-cpu", type=int, default=0)
+    ap.add_argument("--saturation-count", type=int, default=1000000)
+    ap.add_argument("--smoke", action="store_true", help="one short round; checks numbers")
+    args = ap.parse_args()
+    if args.smoke:
+        args.rounds, args.seconds, args.saturation_count = 1, 0.2, 20000
+    size = args.size - 4
+    loads = [float(x) for x in args.loads.split(",")]
+    table = {}  # (switch, label) -> [answers]
+    rates = None
+    try:
+        for r in range(args.rounds):
+            for name in ("hvswitch", "testpmd-io") if r % 2 == 0 else ("testpmd-io", "hvswitch"):
+                if rates is None:
+                    sat = run_round(name, args, [], size)[0][1]
+                    sat_rate = sat["received"] / max(sat["seconds"], 1e-9)
+                    rates = [(f"{int(f * 100)}%", f * sat_rate) for f in loads]
+                    print(f"hvswitch saturation {sat_rate / 1e6:.3f} Mpps: rates "
+                          + ", ".join(f"{l}={v / 1e6:.3f} Mpps" for l, v in rates), flush=True)
+                for label, answer in run_round(name, args, rates, size):
+                    table.setdefault((name, label), []).append(answer)
+                    print(f"round {r} {name:10s} {label:10s} " + json.dumps(answer), flush=True)
+    finally:
+        loopback.cleanup()
+    print(f"\n{args.kind}, {args.size} B, medians over {args.rounds} rounds (ns, one way):")
+    print(f"{'load':10s} {'switch':10s} {'Mpps':>7s} {'lost':>7s} {'p50':>8s} {'p99':>8s} "
+          f"{'p99.9':>8s}")
+    ok = True
+    for label in ["saturation"] + [l for l, _ in rates]:
+        med = {}
+        for name in ("hvswitch", "testpmd-io"):
+            answers = table.get((name, label), [])
+            if not answers:
+                continue
+            m = {k: statistics.median(a[k] for a in answers) for k in
+                 ("p50_ns", "p99_ns", "p999_ns")}
+            mpps = statistics.median(a["received"] / max(a["seconds"], 1e-9) for a in answers) / 1e6
+            lost = statistics.median(a["sent"] - a["received"] for a in answers)
+            med[name] = m
+            print(f"{label:10s} {name:10s} {mpps:7.3f} {lost:7.0f} {m['p50_ns']:8.0f} "
+                  f"{m['p99_ns']:8.0f} {m['p999_ns']:8.0f}")
+            ok &= all(a["received"] > 0 and a["p50_ns"] > 0 for a in answers)
+        if len(med) == 2 and med["testpmd-io"]["p99_ns"] > 0:
+            print(f"{label:10s} {'ratio':10s} p50 {med['hvswitch']['p50_ns'] / max(med['testpmd-io']['p50_ns'], 1):.2f}"
+                  f"  p99 {med['hvswitch']['p99_ns'] / med['testpmd-io']['p99_ns']:.2f}"
+                  f"  p99.9 {med['hvswitch']['p999_ns'] / max(med['testpmd-io']['p999_ns'], 1):.2f}")
+    if args.smoke and not ok:
+        print("smoke: a run produced no latency figure", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

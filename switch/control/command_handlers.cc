@@ -231,6 +231,8 @@ json Pmd(CommandContext& ctx, const Parsed&) {
          {"busy_percent", cycles == 0 ? 0.0 : 100.0 * busy / cycles},
          {"packets", packets},
          {"cycles_per_packet", packets == 0 ? 0.0 : static_cast<double>(busy) / packets},
+         // The whole loop's, idle polls included: what the core costs per frame.
+         {"loop_cycles_per_packet", packets == 0 ? 0.0 : static_cast<double>(cycles) / packets},
          {"mean_burst", calls == 0 ? 0.0 : static_cast<double>(packets) / calls},
          {"bursts", bursts}});
   }

@@ -84,13 +84,14 @@ void PrintStatsTable(const json& answer) {
 
 void PrintPmdTable(const json& answer) {
   std::vector<std::vector<std::string>> rows = {
-      {"CORE", "BUSY%", "PACKETS", "CYC/PKT", "AVG BURST", "BURSTS (<=1 2 4 8 16 32 64 128 256)"}};
+      {"CORE", "BUSY%", "PACKETS", "CYC/PKT", "LOOP CYC/PKT", "AVG BURST", "BURSTS (<=1 2 4 8 16 32 64 128 256)"}};
   for (const json& c : answer["cores"]) {
     std::vector<std::string> sizes;
     for (const json& b : c["bursts"]) sizes.push_back(Text(b["count"]));
     rows.push_back({Text(c["core"]), absl::StrFormat("%.1f", c["busy_percent"].get<double>()),
                     Text(c["packets"]),
                     absl::StrFormat("%.0f", c["cycles_per_packet"].get<double>()),
+                    absl::StrFormat("%.0f", c["loop_cycles_per_packet"].get<double>()),
                     absl::StrFormat("%.1f", c["mean_burst"].get<double>()),
                     absl::StrJoin(sizes, " ")});
   }

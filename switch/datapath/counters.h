@@ -211,13 +211,15 @@ inline constexpr std::string_view kTxDropHelp =
 
 // Per worker core. X(id, key, family, help, shown); label core=.
 #define HVS_CORE_COUNTERS(X)                                                              \
-  /* TSC cycles of poll rounds that received something (busy) or nothing (idle). */       \
+  /* TSC cycles as testpmd counts them: busy, the poll calls that returned frames and  */ \
+  /* the work they caused; idle, the rest of the loop. busy + idle: the whole loop.    */ \
   X(kBusyCycles, "busy_cycles", "hvswitch_core_busy_cycles_total",                        \
-    "TSC cycles a worker core spent in poll rounds that received frames; busy / (busy + " \
-    "idle) near 1 means the core is saturated.",                                          \
+    "TSC cycles a worker core spent in receive calls that returned frames and in the "    \
+    "work they caused; busy / (busy + idle) near 1 means the core is saturated.",         \
     kTelemetryPmd)                                                                        \
   X(kIdleCycles, "idle_cycles", "hvswitch_core_idle_cycles_total",                        \
-    "TSC cycles a worker core spent polling without receiving.", kTelemetryPmd)           \
+    "TSC cycles a worker core spent in the rest of its loop: receive calls that "         \
+    "returned nothing, timed flushes, quiescent states.", kTelemetryPmd)                  \
   X(kPackets, "packets", "hvswitch_core_packets_total",                                   \
     "Frames a worker core received; busy cycles / packets is its cost per frame.",        \
     kTelemetryPmd)                                                                        \

@@ -30,9 +30,10 @@ class Worker {
 
   // One poll round over `table` (the one the forwarder uses): every receive queue of this
   // worker whose port is not paused for backpressure, then the transmits that are due.
-  // Returns the frames received and sets `now` (TSC, after the polls). Worker thread, or
-  // a test that stands in for it (the worker not launched).
-  uint32_t Round(const PortTable& table, uint64_t& now);
+  // Returns the frames received, sets `now` (TSC, after the polls) and adds to `busy` the
+  // cycles of the poll calls that returned frames and of the work they caused. Worker
+  // thread, or a test that stands in for it (the worker not launched).
+  uint32_t Round(const PortTable& table, uint64_t& now, uint64_t& busy);
   // What the worker does before it lets go of the table it forwarded with: sends what
   // waits, drops what is parked (worker thread, or a test standing in for it).
   void LetGoOfTable();

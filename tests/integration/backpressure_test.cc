@@ -91,9 +91,11 @@ class BackpressureTest : public ::testing::Test {
   }
   static uint64_t AnHour() { return rte_get_tsc_hz() * 3600; }
 
-  void Round() {
-    uint64_t now;
-    worker_->Round(table_, now);
+  // Returns the round's busy cycles (Worker::Round).
+  uint64_t Round() {
+    uint64_t now, busy = 0;
+    worker_->Round(table_, now, busy);
+    return busy;
   }
   // Frames src>dst with sequence numbers from `seq` into `port`'s receive queue.
   void Inject(uint16_t port, uint64_t src, uint64_t dst, uint32_t n, uint32_t seq = 0) {
@@ -355,6 +357,21 @@ TEST_F(BackpressureTest, InAMixedBurstOnlyTheKernelPortsFramesAreParked) {
   Round();
   EXPECT_EQ(Take(kD, kMacA, kMacB), Seqs(0, 8));
   EXPECT_EQ(QueueFull(kD), 8u);
+}
+
+// Busy cycles as testpmd counts them: the poll calls that returned frames and their work,
+// none for a round of empty polls, never more than the round took.
+TEST_F(BackpressureTest, BusyCyclesAreThePollsThatReturnedFrames) {
+  Start(ForwarderOptions{});
+  EXPECT_EQ(Round(), 0u);
+  Inject(kS, kMacA, kMacB, 16);
+  const uint64_t before = rte_rdtsc();
+  const uint64_t busy = Round();
+  const uint64_t round = rte_rdtsc() - before;
+  EXPECT_GT(busy, 0u);
+  EXPECT_LE(busy, round);
+  EXPECT_EQ(Take(kD, kMacA, kMacB).size(), 16u);
+  EXPECT_EQ(Round(), 0u);
 }
 
 }  // namespace

@@ -276,12 +276,12 @@ TEST_F(ControlGoldenTest, StatsAndPmd) {
        R"j("size_le":4},{"count":13,"size_le":8},{"count":14,"size_le":16},{"count":15,)j"
        R"j("size_le":32},{"count":16,"size_le":64},{"count":17,"size_le":128},{"count":18,)j"
        R"j("size_le":256}],"busy_cycles":900000,"busy_percent":75.0,"core":1,)j"
-       R"j("cycles_per_packet":225.0,"idle_cycles":300000,"mean_burst":31.746031746031747,)j"
+       R"j("cycles_per_packet":225.0,"idle_cycles":300000,"loop_cycles_per_packet":300.0,"mean_burst":31.746031746031747,)j"
        R"j("packets":4000},{"bursts":[{"count":30,"size_le":1},{"count":31,"size_le":2},)j"
        R"j({"count":32,"size_le":4},{"count":33,"size_le":8},{"count":34,"size_le":16},)j"
        R"j({"count":35,"size_le":32},{"count":36,"size_le":64},{"count":37,"size_le":128},)j"
        R"j({"count":38,"size_le":256}],"busy_cycles":2700000,"busy_percent":75.0,"core":3,)j"
-       R"j("cycles_per_packet":225.0,"idle_cycles":900000,"mean_burst":39.21568627450981,)j"
+       R"j("cycles_per_packet":225.0,"idle_cycles":900000,"loop_cycles_per_packet":300.0,"mean_burst":39.21568627450981,)j"
        R"j("packets":12000}],"ok":true})j"},
       {"pmd x",
        R"j({"error":"pmd","ok":false})j"},

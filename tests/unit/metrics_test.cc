@@ -230,14 +230,15 @@ constexpr const char* kExposition[] = {
     R"x(# TYPE hvswitch_port_mtu_bytes gauge)x",
     R"x(hvswitch_port_mtu_bytes{port="vm1"} 1500)x",
     R"x(hvswitch_port_mtu_bytes{port="mem1"} 9000)x",
-    R"x(# HELP hvswitch_core_busy_cycles_total TSC cycles a worker core spent in poll )x"
-      R"x(rounds that received frames; busy / (busy + idle) near 1 means the core is )x"
-      R"x(saturated.)x",
+    R"x(# HELP hvswitch_core_busy_cycles_total TSC cycles a worker core spent in receive )x"
+      R"x(calls that returned frames and in the work they caused; busy / (busy + idle) )x"
+      R"x(near 1 means the core is saturated.)x",
     R"x(# TYPE hvswitch_core_busy_cycles_total counter)x",
     R"x(hvswitch_core_busy_cycles_total{core="1"} 900)x",
     R"x(hvswitch_core_busy_cycles_total{core="2"} 1800)x",
-    R"x(# HELP hvswitch_core_idle_cycles_total TSC cycles a worker core spent polling )x"
-      R"x(without receiving.)x",
+    R"x(# HELP hvswitch_core_idle_cycles_total TSC cycles a worker core spent in the rest )x"
+      R"x(of its loop: receive calls that returned nothing, timed flushes, quiescent )x"
+      R"x(states.)x",
     R"x(# TYPE hvswitch_core_idle_cycles_total counter)x",
     R"x(hvswitch_core_idle_cycles_total{core="1"} 100)x",
     R"x(hvswitch_core_idle_cycles_total{core="2"} 200)x",

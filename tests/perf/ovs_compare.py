@@ -56,10 +56,12 @@ and prints, with --details figures, the transmit drops toward the guests (hvswit
 drop, and the switch's transmit retries.
 """
 import argparse
+import glob
 import json
 import os
 import re
 import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -136,13 +138,37 @@ class HvswitchVariant:
             self.sw.wait_port_up(vm)
 
     def counters(self):
-        """The daemon's counters that tell where frames went: {metric{labels}: value}."""
+        """The daemon's counters that tell where frames went and what the worker spent:
+        {metric{labels}: value}, and the guests' notifications from DPDK telemetry."""
         out = {}
         for (name, labels), value in self.sw.scrape().items():
-            if re.search(r"drop|retr|notification|transmit_packets|receive_packets|offload|"
-                         r"bursts", name) or dict(labels).get("stat") == "guest_notifications":
+            if re.search(r"drop|retr|transmit_packets|receive_packets|offload|bursts|"
+                         r"core_(busy|idle)_cycles|core_packets", name):
                 key = name + "{" + ",".join(f"{k}={v}" for k, v in sorted(labels)) + "}"
                 out[key] = value
+        out.update(self.notifications())
+        return out
+
+    def notifications(self):
+        """vmN.{rx,tx}_q0_guest_notifications (ethdev rx: the guest's transmit ring), read
+        over DPDK telemetry, which pairs xstats names and values by position: hvswitch's
+        hvswitch_port_queue_stat_total pairs them by id, and DPDK 22.11's vhost PMD numbers
+        each ring's statistics from 0, so there the transmit ring's values carry the
+        receive ring's names."""
+        ethdev = dict(re.findall(r"port '(\w+)' \(.*?\): ready, ethdev (\d+)", self.sw.output()))
+        paths = glob.glob(f"/var/run/dpdk/hvs-e2e-{os.getpid()}-{id(self.sw)}/dpdk_telemetry.v2")
+        out = {}
+        if not paths:
+            return out
+        with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as s:
+            s.connect(paths[0])
+            s.recv(4096)
+            for vm in ("vm1", "vm2"):
+                s.send(f"/ethdev/xstats,{ethdev[vm]}".encode())
+                stats = json.loads(s.recv(1 << 20)).get("/ethdev/xstats") or {}
+                for k, v in stats.items():
+                    if k.endswith("guest_notifications"):
+                        out[f"{vm}.{k}"] = v
         return out
 
     def stop(self):
@@ -180,6 +206,11 @@ class OvsVariant:
             for k, v in self.ovs.interface_stats(port).items():
                 if re.search(r"drop|retr|error|packets|notification", k):
                     out[f"{port}.{k}"] = v
+        # The PMD's cycles (dpif-netdev/pmd-stats-show: idle, processing) and packets.
+        pmd = self.ovs.appctl("dpif-netdev/pmd-stats-show")
+        for k, v in re.findall(r"^\s*(idle cycles|processing cycles|packets received):\s*(\d+)",
+                               pmd, re.M):
+            out[f"pmd.{k.replace(' ', '_')}"] = int(v)
         return out
 
     def stop(self):
@@ -382,30 +413,51 @@ def guest_drops(spec, switch):
     return sum(v for k, v in switch.items() if k.endswith("TX-dropped"))
 
 
+def busy_cycles(spec, switch):
+    """Cycles the switch's poll-mode core spent on frames (None where not counted)."""
+    if spec.startswith("hvs"):
+        return sum(v for k, v in switch.items() if k.startswith("hvswitch_core_busy_cycles"))
+    if spec.startswith("ovs"):
+        return switch.get("pmd.processing_cycles")
+    return None
+
+
 def report(paths):
     pool = {}
     for path in paths:
         with open(path) as f:
-            for spec, runs in json.load(f)["runs"].items():
-                for run in runs:
-                    for test, r in run.items():
-                        if test not in TESTS:
-                            continue
-                        key = ("g2g*" if test.startswith("g2g") else test, spec)
-                        sw = r.get("switch", {})
-                        retries = sum(v for k, v in sw.items()
-                                      if "transmit_retries_total" in k or k.endswith("tx_retries"))
-                        pool.setdefault(key, []).append(
-                            (r["mbit"], r["retr"] or 0, guest_drops(spec, sw), retries))
-    print("test  variant                   runs  Mbit/s median [min-max]   retr median "
-          "(mean) [min-max]  runs w/o retr  drops/run  retr/drop  retries")
+            data = json.load(f)
+        seconds = data["args"]["seconds"]
+        for spec, runs in data["runs"].items():
+            for run in runs:
+                for test, r in run.items():
+                    if test not in TESTS:
+                        continue
+                    key = ("g2g*" if test.startswith("g2g") else test, spec)
+                    sw = r.get("switch", {})
+                    retries = sum(v for k, v in sw.items()
+                                  if "transmit_retries_total" in k or k.endswith("tx_retries"))
+                    mbytes = r["mbit"] * seconds / 8
+                    notes = sum(v for k, v in sw.items() if k.endswith("guest_notifications"))
+                    busy = busy_cycles(spec, sw)
+                    pool.setdefault(key, []).append(
+                        (r["mbit"], r["retr"] or 0, guest_drops(spec, sw), retries,
+                         notes / mbytes if notes else None,
+                         busy / mbytes / 1e3 if busy else None))
+    print("test  variant                  runs  Mbit/s med [min-max]  retr med (mean) [min-max]"
+          "  runs w/o retr  drops/run  retr/drop  retries  notif/MB  kcycles/MB")
+
+    def med(values):
+        values = [v for v in values if v is not None]
+        return f"{statistics.median(values):8.1f}" if values else "       -"
     for (test, spec), v in sorted(pool.items()):
-        mbit, retr, drops, retries = ([x[i] for x in v] for i in range(4))
-        print(f"{test:5s} {spec:25s} {len(v):4d}  {statistics.median(mbit):6.0f} "
-              f"[{min(mbit):.0f}-{max(mbit):.0f}]   {statistics.median(retr):7.0f} "
+        mbit, retr, drops, retries, notes, busy = ([x[i] for x in v] for i in range(6))
+        print(f"{test:5s} {spec:24s} {len(v):4d}  {statistics.median(mbit):6.0f} "
+              f"[{min(mbit):.0f}-{max(mbit):.0f}]  {statistics.median(retr):7.0f} "
               f"({statistics.mean(retr):.0f}) [{min(retr)}-{max(retr)}]  "
               f"{sum(1 for x in retr if x == 0):4d}  {statistics.mean(drops):9.1f}  "
-              f"{sum(retr) / sum(drops) if sum(drops) else float('nan'):9.1f}  {sum(retries):7.0f}")
+              f"{sum(retr) / sum(drops) if sum(drops) else float('nan'):9.1f}  "
+              f"{sum(retries):7.0f}  {med(notes)}  {med(busy)}")
 
 
 def main():

@@ -3,6 +3,7 @@
 // (and through the memif driver, the libc interposers: tests/unit/interposers.sh).
 #include "ports/dpdk/dpdk_driver.h"
 #include "ports/host_tap/host_tap_driver.h"
+#include "ports/host_tap/netdev_driver.h"
 #include "ports/memif/memif_driver.h"
 #include "ports/port_driver.h"
 #include "ports/vhost_user/vhost_user_driver.h"
@@ -11,8 +12,9 @@ namespace hvswitch {
 
 std::span<const PortDriver* const> PortDrivers() {
   static const PortDriver* const kAll[] = {&VhostUserDriver(), &MemifDriver(),
-                                           &HostTapDriver(), &DpdkDriver()};
-  return kAll;  // help and error order: "vhost-user, memif, host or dpdk"
+                                           &HostTapDriver(), &NetdevDriver(),
+                                           &DpdkDriver()};
+  return kAll;  // help and error order: "vhost-user, memif, host, netdev or dpdk"
 }
 
 const PortDriver* FindPortDriver(absl::string_view type) {

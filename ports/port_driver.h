@@ -66,6 +66,7 @@ struct DatapathFlags {
 struct DeviceSetup {
   bool rx_offload = false;  // Rx checksum offload: guests' requests stay in the frames
   PeerOffloads nic;         // what the device finishes itself in frames sent to it
+  std::string caveat;       // a known flaw of the device, logged when the port opens
 };
 
 // A port whose device connects only when it starts, and never again by itself.

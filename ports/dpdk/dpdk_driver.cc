@@ -80,6 +80,16 @@ class Driver final : public PortDriver {
         nic.csum && tso_works && (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_TCP_TSO);
     if (nic.csum) conf.txmode.offloads |= kTxCsum;
     if (nic.tso4) conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_TCP_TSO;
+    // The kernel hands a packet socket partial checksums (TP_STATUS_CSUMNOTREADY: a veth's
+    // default transmit checksum offload, the local stack's own frames) and super-frames;
+    // this PMD drops that state, so hvswitch cannot tell such a frame from a corrupt one
+    // and forwards it as it is. Completing every checksum would hide real corruption.
+    if (absl::string_view(info.driver_name) == "net_af_packet") {
+      setup.caveat = "net_af_packet forwards the kernel's partial checksums as they are "
+                     "(broken: TCP and UDP from a veth with default offloads fail) and cuts "
+                     "frames longer than its ring's frames (framesz=, 2048 by default), "
+                     "super-frames included; use type=netdev,iface=IFACE instead";
+    }
     return setup;
   }
   DatapathFlags Flags(const PortSpec&, const DeviceSetup& setup) const override {

@@ -3,7 +3,8 @@
 // checksums and TCP super-frames cross between guests and the host kernel whole
 // (host_tap_pmd.h). Prefer it to type=dpdk,devargs=net_tap... wherever the kernel side is
 // a Linux stack: net_tap makes the kernel complete and segment everything, and hvswitch
-// segment guests' super-frames in software, one system call per segment.
+// segment guests' super-frames in software, one system call per segment. For an
+// interface that exists already (a veth end), type=netdev (netdev_driver.h).
 //
 //   --port=NAME,type=host,iface=IFACE[,netns=NS][,queues=N]
 #pragma once

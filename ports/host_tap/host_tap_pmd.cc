@@ -1,5 +1,8 @@
-// The ethdev of net_hvs_tap (host_tap_pmd.h): device operations on the control thread,
-// the Rx/Tx bursts on workers (one worker per queue, as for every ethdev).
+// The ethdevs of net_hvs_tap and net_hvs_packet (host_tap_pmd.h): device operations on
+// the control thread, the Rx/Tx bursts on workers (one worker per queue, as for every
+// ethdev). The two differ only in their kernel device (kernel_device.h) and in how a
+// frame is read: a tap's read gives the frame as it was; a packet socket's recvmsg says
+// beside it what the kernel took off (the VLAN tag) and whether the interface sent it.
 //
 // Driver-side DPDK API (rte_eth_dev_allocate, rte_vdev_register...) is internal ABI:
 // allowed here, for this file only, with the driver SDK headers of DPDK 22.11.11 that
@@ -9,6 +12,8 @@
 #include "ports/host_tap/host_tap_pmd.h"
 
 #include <errno.h>
+#include <linux/if_packet.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -27,6 +32,7 @@
 #include <string>
 
 #include "offload/header_layout.h"
+#include "ports/host_tap/packet_socket_device.h"
 #include "ports/host_tap/tap_device.h"
 
 // The structures dpdk_sdk/ declares (rte_eth_dev, its ops, the vdev bus) must be laid out
@@ -39,7 +45,8 @@ static_assert(RTE_VER_YEAR == 22 && RTE_VER_MONTH == 11,
 namespace hvswitch {
 namespace {
 
-constexpr char kName[] = "net_hvs_tap";
+constexpr char kTapName[] = "net_hvs_tap";
+constexpr char kPacketName[] = "net_hvs_packet";
 constexpr uint16_t kMaxRxQueues = 16;
 constexpr uint16_t kMaxTxQueues = 64;
 // A 64 KB IPv4/IPv6 super-frame behind an Ethernet header with one tag.
@@ -66,6 +73,9 @@ struct Counter {
   X(csum_completed, "partial checksums completed here (not TCP/UDP at the L4 header)")    \
   X(bad_offload, "frames dropped: a GSO request hvswitch cannot describe")                \
   X(truncated, "frames dropped: longer than the chain the queue reads into")
+// net_hvs_packet's alone, after those.
+#define PACKET_RX_STATS(X)                                                                \
+  X(kernel_drops, "frames the kernel dropped: the queue's socket buffer was full")
 #define HOST_TAP_TX_STATS(X)                                                              \
   X(super_frames, "TCP super-frames sent whole (GSO for the kernel to segment)")          \
   X(partial_csum, "frames sent with a partial checksum (NEEDS_CSUM)")                     \
@@ -94,6 +104,8 @@ struct alignas(RTE_CACHE_LINE_SIZE) RxQueue {
   uint16_t max_segs;    // mbufs one frame may take
   uint16_t missing;     // spare[0 .. missing) to allocate before the next read
   bool partial_ok;      // Rx checksum offload on: partial checksums pass as such
+  bool tso_ok;          // Rx LRO on: super-frames pass as such (a packet socket hands
+                        // them over regardless; a tap only when asked)
   rte_mempool* pool;    // null: the queue is not set up
   rte_mbuf* spare[kMaxRxSegs];  // the chain the next frame is read into
   RxStats stats;
@@ -105,7 +117,8 @@ struct alignas(RTE_CACHE_LINE_SIZE) TxQueue {
 };
 
 struct Private {
-  TapDevice* tap;
+  KernelDevice* kernel;
+  PacketSocketDevice* sockets;  // net_hvs_packet: the same device; net_hvs_tap: null
   rte_ether_addr mac;
   bool rx_csum, rx_tso;  // Rx offloads the application enabled
   RxQueue rxq[kMaxRxQueues];
@@ -157,6 +170,10 @@ bool ApplyRxHeader(RxQueue& q, const VnetHeader& hdr, rte_mbuf* m) {
   }
   m->ol_flags = rx.ol_flags;
   if (rx.ol_flags & RTE_MBUF_F_RX_LRO) {
+    if (!q.tso_ok) {  // the application cannot take it, nothing here segments
+      q.stats.bad_offload.Add(1);
+      return false;
+    }
     m->tso_segsz = rx.tso_segsz;
     q.stats.super_frames.Add(1);
   } else if ((rx.ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) == RTE_MBUF_F_RX_L4_CKSUM_NONE) {
@@ -165,6 +182,62 @@ bool ApplyRxHeader(RxQueue& q, const VnetHeader& hdr, rte_mbuf* m) {
   return true;
 }
 
+// What a packet socket says beside a frame.
+struct FrameNotes {
+  bool outgoing = false;  // the interface sent it (a kernel without the fanout flag)
+  bool tagged = false;    // the kernel took its VLAN tag off (it always does on receive)
+  uint16_t tpid = RTE_ETHER_TYPE_VLAN;
+  uint16_t tci = 0;
+};
+
+enum class Kind { kTap, kPacketSocket };
+
+// One frame with its header into `iov`: its length with the header, the whole frame's
+// even when the buffers ended first; -1 and errno when there is none.
+template <Kind kind>
+ssize_t ReadFrame(int fd, iovec* iov, int iovcnt, FrameNotes& notes) {
+  if constexpr (kind == Kind::kTap) {
+    return readv(fd, iov, iovcnt);
+  } else {
+    sockaddr_ll from{};
+    alignas(cmsghdr) uint8_t control[CMSG_SPACE(sizeof(tpacket_auxdata))];
+    msghdr msg{};
+    msg.msg_name = &from;
+    msg.msg_namelen = sizeof(from);
+    msg.msg_iov = iov;
+    msg.msg_iovlen = static_cast<size_t>(iovcnt);
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof(control);
+    const ssize_t len = recvmsg(fd, &msg, MSG_TRUNC);  // TRUNC: the whole length
+    if (len < 0) return len;
+    notes.outgoing = from.sll_pkttype == PACKET_OUTGOING;
+    for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+      if (c->cmsg_level != SOL_PACKET || c->cmsg_type != PACKET_AUXDATA) continue;
+      tpacket_auxdata aux;
+      std::memcpy(&aux, CMSG_DATA(c), sizeof(aux));
+      notes.tagged = (aux.tp_status & TP_STATUS_VLAN_VALID) != 0;
+      notes.tci = aux.tp_vlan_tci;
+      if ((aux.tp_status & TP_STATUS_VLAN_TPID_VALID) && aux.tp_vlan_tpid != 0) {
+        notes.tpid = aux.tp_vlan_tpid;
+      }
+    }
+    return len;
+  }
+}
+
+// The tag the kernel took off, back where it was (its TPID too: 802.1ad's outer tag).
+// The header's offsets were the untagged frame's, and ApplyRxHeader has used them.
+bool RestoreTag(rte_mbuf*& m, const FrameNotes& notes) {
+  m->vlan_tci = notes.tci;
+  if (rte_vlan_insert(&m) != 0) return false;
+  if (notes.tpid != RTE_ETHER_TYPE_VLAN) {
+    rte_pktmbuf_mtod(m, rte_ether_hdr*)->ether_type = rte_cpu_to_be_16(notes.tpid);
+  }
+  m->l2_len = 0;  // (rte_vlan_insert grows it: a received frame carries no Tx request)
+  return true;
+}
+
+template <Kind kind>
 uint16_t RxBurst(void* queue, rte_mbuf** pkts, uint16_t nb_pkts) {
   RxQueue& q = *static_cast<RxQueue*>(queue);
   iovec iov[1 + kMaxRxSegs];
@@ -186,14 +259,22 @@ uint16_t RxBurst(void* queue, rte_mbuf** pkts, uint16_t nb_pkts) {
     for (uint16_t i = 0; i < q.max_segs; ++i) {
       iov[1 + i] = {rte_pktmbuf_mtod(q.spare[i], void*), q.seg_room};
     }
-    const ssize_t len = readv(q.fd, iov, 1 + q.max_segs);
-    if (len < 0) break;  // EAGAIN: nothing more; EIO: the interface is down
+    FrameNotes notes;
+    const ssize_t len = ReadFrame<kind>(q.fd, iov, 1 + q.max_segs, notes);
+    if (len < 0) {
+      // A packet socket's EINVAL: the kernel had a frame its header cannot describe (a
+      // tunnel's super-frame, say) and dropped it. Otherwise EAGAIN: nothing more; EIO
+      // (a tap that is down) or ENETDOWN (the interface went away): nothing to read.
+      if (kind == Kind::kTap || errno != EINVAL) break;
+      q.stats.bad_offload.Add(1);
+      continue;
+    }
+    if (notes.outgoing) continue;  // not received: what the interface sent
     if (static_cast<size_t>(len) < sizeof(hdr) + RTE_ETHER_HDR_LEN) {
       q.stats.errors.Add(1);
       continue;
     }
     const uint32_t frame = static_cast<uint32_t>(len - sizeof(hdr));
-    // The kernel reports the whole length even when the buffers ended first.
     if (frame > uint32_t{q.max_segs} * q.seg_room) {
       q.stats.truncated.Add(1);
       continue;
@@ -215,7 +296,12 @@ uint16_t RxBurst(void* queue, rte_mbuf** pkts, uint16_t nb_pkts) {
       rte_pktmbuf_free(m);
       continue;
     }
-    bytes += frame;
+    if (notes.tagged && !RestoreTag(m, notes)) {  // (only without headroom)
+      q.stats.errors.Add(1);
+      rte_pktmbuf_free(m);
+      continue;
+    }
+    bytes += m->pkt_len;
     pkts[n++] = m;
   }
   if (n != 0) {
@@ -228,8 +314,8 @@ uint16_t RxBurst(void* queue, rte_mbuf** pkts, uint16_t nb_pkts) {
 // ---------------------------------------------------------------- Tx (worker) ---------
 
 // Writes one frame with its header; the headers go from a copy when the pseudo-header
-// sum is seeded. Returns false when the kernel queue is full (EAGAIN): the frame stays
-// the caller's.
+// sum is seeded. kBusy: the kernel took nothing, the frame stays the caller's (who counts
+// it or offers it again).
 enum class TxResult { kSent, kDropped, kBusy };
 
 TxResult WriteFrame(TxQueue& q, rte_mbuf* m) {
@@ -264,8 +350,12 @@ TxResult WriteFrame(TxQueue& q, rte_mbuf* m) {
     iov[k++] = {rte_pktmbuf_mtod(seg, void*), seg->data_len};
   }
   if (writev(q.fd, iov, k) < 0) {
-    if (errno == EAGAIN) return TxResult::kBusy;
-    q.stats.errors.Add(1);  // EIO: the interface is down; EINVAL: the kernel refused it
+    // EAGAIN: a tap's queue, a packet socket's send buffer (frames still on their way
+    // to a veth's peer) is full; ENOBUFS: the interface's qdisc was.
+    if (errno == EAGAIN || errno == ENOBUFS) return TxResult::kBusy;
+    // EIO, ENETDOWN, ENXIO: the interface is down or gone; EINVAL, EMSGSIZE: the kernel
+    // refused it (larger than an interface's own MTU)
+    q.stats.errors.Add(1);
     return TxResult::kDropped;
   }
   if (hdr.gso_type != kVnetGsoNone) {
@@ -299,14 +389,15 @@ uint16_t TxBurst(void* queue, rte_mbuf** pkts, uint16_t nb_pkts) {
 
 int InfosGet(rte_eth_dev* dev, rte_eth_dev_info* info) {
   Private& p = Priv(dev);
-  info->if_index = static_cast<uint32_t>(p.tap->ifindex());
+  info->if_index = static_cast<uint32_t>(p.kernel->ifindex());
   info->max_mac_addrs = 1;
-  info->max_rx_queues = p.tap->nb_queues();
+  info->max_rx_queues = p.kernel->nb_queues();
   info->max_tx_queues = kMaxTxQueues;
   info->max_rx_pktlen = kMaxFrame;
   info->max_lro_pkt_size = kMaxFrame;
   info->min_mtu = RTE_ETHER_MIN_MTU;
-  info->max_mtu = kMaxFrame - RTE_ETHER_HDR_LEN - RTE_VLAN_HLEN;
+  info->max_mtu = std::min<uint32_t>(kMaxFrame - RTE_ETHER_HDR_LEN - RTE_VLAN_HLEN,
+                                     p.kernel->MaxMtu());
   info->rx_offload_capa = RTE_ETH_RX_OFFLOAD_SCATTER | RTE_ETH_RX_OFFLOAD_TCP_CKSUM |
                           RTE_ETH_RX_OFFLOAD_UDP_CKSUM | RTE_ETH_RX_OFFLOAD_TCP_LRO;
   info->tx_offload_capa = RTE_ETH_TX_OFFLOAD_MULTI_SEGS | RTE_ETH_TX_OFFLOAD_TCP_CKSUM |
@@ -323,7 +414,7 @@ int Configure(rte_eth_dev* dev) {
   constexpr uint64_t kCsum = RTE_ETH_RX_OFFLOAD_TCP_CKSUM | RTE_ETH_RX_OFFLOAD_UDP_CKSUM;
   p.rx_csum = (rx & kCsum) == kCsum;
   p.rx_tso = p.rx_csum && (rx & RTE_ETH_RX_OFFLOAD_TCP_LRO);
-  const absl::Status status = p.tap->SetMtu(dev->data->mtu);
+  const absl::Status status = p.kernel->ApplyMtu(dev->data->mtu);
   if (!status.ok()) {
     RTE_LOG(ERR, PMD, "%s: %s\n", dev->data->name, status.ToString().c_str());
     return -EINVAL;
@@ -336,8 +427,8 @@ int UpdateLink(rte_eth_dev* dev, int) {
   link.link_speed = RTE_ETH_SPEED_NUM_10G;
   link.link_duplex = RTE_ETH_LINK_FULL_DUPLEX;
   link.link_autoneg = RTE_ETH_LINK_FIXED;
-  link.link_status = dev->data->dev_started && Priv(dev).tap->IsUp() ? RTE_ETH_LINK_UP
-                                                                     : RTE_ETH_LINK_DOWN;
+  link.link_status = dev->data->dev_started && Priv(dev).kernel->LinkUp() ? RTE_ETH_LINK_UP
+                                                                         : RTE_ETH_LINK_DOWN;
   return rte_eth_linkstatus_set(dev, &link);
 }
 
@@ -351,8 +442,7 @@ void SetStarted(rte_eth_dev* dev, bool started) {
 
 int Start(rte_eth_dev* dev) {
   Private& p = Priv(dev);
-  absl::Status status = p.tap->SetOffloads(p.rx_csum, p.rx_tso);
-  if (status.ok()) status = p.tap->SetUp(true);
+  const absl::Status status = p.kernel->Start(p.rx_csum, p.rx_tso);
   if (!status.ok()) {
     RTE_LOG(ERR, PMD, "%s: %s\n", dev->data->name, status.ToString().c_str());
     return -EIO;
@@ -362,7 +452,7 @@ int Start(rte_eth_dev* dev) {
 }
 
 int Stop(rte_eth_dev* dev) {
-  (void)Priv(dev).tap->SetUp(false);
+  Priv(dev).kernel->Stop();
   SetStarted(dev, false);
   return 0;
 }
@@ -389,11 +479,12 @@ int RxQueueSetup(rte_eth_dev* dev, uint16_t qid, uint16_t, unsigned int,
   const uint64_t rx = dev->data->dev_conf.rxmode.offloads;
   const bool chains = rx & (RTE_ETH_RX_OFFLOAD_SCATTER | RTE_ETH_RX_OFFLOAD_TCP_LRO);
   const uint32_t largest = chains ? kMaxFrame : dev->data->mtu + RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN;
-  q.fd = p.tap->queue_fd(qid);
+  q.fd = p.kernel->queue_fd(qid);
   q.port_id = dev->data->port_id;
   q.seg_room = static_cast<uint16_t>(room);
   q.max_segs = static_cast<uint16_t>(std::min<uint32_t>((largest + room - 1) / room, kMaxRxSegs));
   q.partial_ok = p.rx_csum;
+  q.tso_ok = p.rx_tso;
   q.pool = pool;
   q.missing = q.max_segs;
   if (rte_pktmbuf_alloc_bulk(pool, q.spare, q.max_segs) != 0) {
@@ -409,7 +500,7 @@ int TxQueueSetup(rte_eth_dev* dev, uint16_t qid, uint16_t, unsigned int,
                  const rte_eth_txconf*) {
   Private& p = Priv(dev);
   TxQueue& q = p.txq[qid];
-  q.fd = p.tap->queue_fd(qid % p.tap->nb_queues());
+  q.fd = p.kernel->queue_fd(qid % p.kernel->nb_queues());
   dev->data->tx_queues[qid] = &q;
   return 0;
 }
@@ -420,8 +511,9 @@ int Close(rte_eth_dev* dev) {
   for (RxQueue& q : p.rxq) {
     if (q.pool != nullptr) FreeSpare(q);
   }
-  delete p.tap;  // closing its descriptors deletes the interface
-  p.tap = nullptr;
+  delete p.kernel;  // a tap: closing its descriptors deletes the interface
+  p.kernel = nullptr;
+  p.sockets = nullptr;
   dev->data->mac_addrs = nullptr;  // p.mac: freed with the private data
   return 0;
 }
@@ -434,6 +526,7 @@ int StatsGet(rte_eth_dev* dev, rte_eth_stats* stats) {
     stats->ibytes += s.bytes.Get();
     stats->ierrors += s.errors.Get() + s.bad_offload.Get() + s.truncated.Get();
     stats->rx_nombuf += s.nombuf.Get();
+    if (p.sockets != nullptr) stats->imissed += p.sockets->KernelDrops(i);
     if (i < RTE_ETHDEV_QUEUE_STAT_CNTRS) {
       stats->q_ipackets[i] = s.packets.Get();
       stats->q_ibytes[i] = s.bytes.Get();
@@ -463,10 +556,20 @@ constexpr const char* kTxStatNames[] = {
     HOST_TAP_TX_STATS(X)
 #undef X
 };
-constexpr unsigned kNbRxStats = std::size(kRxStatNames), kNbTxStats = std::size(kTxStatNames);
+constexpr const char* kPacketRxStatNames[] = {
+#define X(name, help) #name,
+    PACKET_RX_STATS(X)
+#undef X
+};
+constexpr unsigned kNbTxStats = std::size(kTxStatNames);
 
-unsigned XstatsCount(const rte_eth_dev* dev) {
-  return dev->data->nb_rx_queues * kNbRxStats + dev->data->nb_tx_queues * kNbTxStats;
+unsigned RxStatsPerQueue(rte_eth_dev* dev) {
+  return std::size(kRxStatNames) +
+         (Priv(dev).sockets != nullptr ? std::size(kPacketRxStatNames) : 0);
+}
+
+unsigned XstatsCount(rte_eth_dev* dev) {
+  return dev->data->nb_rx_queues * RxStatsPerQueue(dev) + dev->data->nb_tx_queues * kNbTxStats;
 }
 
 int XstatsGetNames(rte_eth_dev* dev, rte_eth_xstat_name* names, unsigned size) {
@@ -475,6 +578,10 @@ int XstatsGetNames(rte_eth_dev* dev, rte_eth_xstat_name* names, unsigned size) {
   unsigned i = 0;
   for (uint16_t q = 0; q < dev->data->nb_rx_queues; ++q) {
     for (const char* name : kRxStatNames) {
+      std::snprintf(names[i++].name, RTE_ETH_XSTATS_NAME_SIZE, "rx_q%u_%s", q, name);
+    }
+    if (Priv(dev).sockets == nullptr) continue;
+    for (const char* name : kPacketRxStatNames) {
       std::snprintf(names[i++].name, RTE_ETH_XSTATS_NAME_SIZE, "rx_q%u_%s", q, name);
     }
   }
@@ -501,6 +608,8 @@ int XstatsGet(rte_eth_dev* dev, rte_eth_xstat* stats, unsigned n) {
 #define X(name, help) put(s.name.Get());
     HOST_TAP_RX_STATS(X)
 #undef X
+    static_assert(std::size(kPacketRxStatNames) == 1);
+    if (p.sockets != nullptr) put(p.sockets->KernelDrops(q));  // kernel_drops
   }
   for (uint16_t q = 0; q < dev->data->nb_tx_queues; ++q) {
     const TxStats& s = p.txq[q].stats;
@@ -512,11 +621,13 @@ int XstatsGet(rte_eth_dev* dev, rte_eth_xstat* stats, unsigned n) {
 }
 
 int MtuSet(rte_eth_dev* dev, uint16_t mtu) {
-  const absl::Status status = Priv(dev).tap->SetMtu(mtu);
+  if (mtu > Priv(dev).kernel->MaxMtu()) return -EINVAL;
+  const absl::Status status = Priv(dev).kernel->ApplyMtu(mtu);
   return status.ok() ? 0 : -EINVAL;
 }
 
-// A tap takes every frame written to it; the kernel's own filters do the rest.
+// A tap takes every frame written to it, and the kernel's own filters do the rest; the
+// packet sockets made their interface promiscuous when they opened.
 int Accept(rte_eth_dev*) { return 0; }
 
 const eth_dev_ops kOps = [] {
@@ -574,6 +685,7 @@ int ParseArgs(const char* text, Args& args) {
 int ProbeError(const absl::Status& status) {
   switch (status.code()) {
     case absl::StatusCode::kNotFound: return -ENOENT;  // no such namespace
+    case absl::StatusCode::kUnavailable: return -ENODEV;  // no such interface (to attach)
     case absl::StatusCode::kFailedPrecondition: return -EBUSY;  // the interface exists
     case absl::StatusCode::kPermissionDenied: return -EPERM;
     case absl::StatusCode::kInvalidArgument: return -EINVAL;
@@ -581,7 +693,24 @@ int ProbeError(const absl::Status& status) {
   }
 }
 
-int HostTapProbe(rte_vdev_device* vdev) {
+// The kernel side a device of `kind` opens, or why not.
+KernelDevice* OpenKernelDevice(Kind kind, const Args& args, absl::Status& status) {
+  if (kind == Kind::kTap) {
+    auto* tap = new TapDevice;
+    status = tap->Open({args.iface, args.netns, args.queues});
+    return tap;
+  }
+  auto* sockets = new PacketSocketDevice;
+  status = sockets->Open({args.iface, args.netns, args.queues});
+  if (status.ok() && sockets->reads_outgoing()) {
+    RTE_LOG(WARNING, PMD, "%s: this kernel lacks PACKET_FANOUT_FLAG_IGNORE_OUTGOING: what "
+            "the interface sends is read too, and discarded\n", args.iface.c_str());
+  }
+  return sockets;
+}
+
+template <Kind kind>
+int Probe(rte_vdev_device* vdev) {
   const char* name = rte_vdev_device_name(vdev);
   if (rte_eal_process_type() != RTE_PROC_PRIMARY) return -ENOTSUP;
   Args args;
@@ -590,55 +719,67 @@ int HostTapProbe(rte_vdev_device* vdev) {
             unsigned{kMaxRxQueues});
     return -EINVAL;
   }
-  auto* tap = new TapDevice;
-  const absl::Status status = tap->Open({args.iface, args.netns, args.queues});
+  absl::Status status;
+  KernelDevice* kernel = OpenKernelDevice(kind, args, status);
   uint8_t mac[6] = {};
-  absl::Status mac_status = status.ok() ? tap->ReadMac(mac) : status;
-  if (!mac_status.ok()) {
-    RTE_LOG(ERR, PMD, "%s: %s\n", name, mac_status.ToString().c_str());
-    delete tap;
-    return ProbeError(mac_status);
+  if (status.ok()) status = kernel->ReadMac(mac);
+  if (!status.ok()) {
+    RTE_LOG(ERR, PMD, "%s: %s\n", name, status.ToString().c_str());
+    delete kernel;
+    return ProbeError(status);
   }
   rte_eth_dev* dev = rte_eth_vdev_allocate(vdev, sizeof(Private));
   if (dev == nullptr) {
-    delete tap;
+    delete kernel;
     return -ENOMEM;
   }
   // rte_zmalloc'd: counters, queues and pointers start as zero.
   Private& p = Priv(dev);
-  p.tap = tap;
+  p.kernel = kernel;
+  if (kind == Kind::kPacketSocket) p.sockets = static_cast<PacketSocketDevice*>(kernel);
   std::memcpy(p.mac.addr_bytes, mac, 6);
   dev->data->mac_addrs = &p.mac;
   dev->data->dev_flags |= RTE_ETH_DEV_AUTOFILL_QUEUE_XSTATS;
   dev->dev_ops = &kOps;
-  dev->rx_pkt_burst = RxBurst;
+  dev->rx_pkt_burst = RxBurst<kind>;
   dev->tx_pkt_burst = TxBurst;
   rte_eth_dev_probing_finish(dev);
-  RTE_LOG(INFO, PMD, "%s: interface %s%s%s, %u queue(s)\n", name, args.iface.c_str(),
+  RTE_LOG(INFO, PMD, "%s: %s %s%s%s, %u queue(s)\n", name,
+          kind == Kind::kTap ? "tap" : "packet sockets on", args.iface.c_str(),
           args.netns.empty() ? "" : " in network namespace ", args.netns.c_str(),
           unsigned{args.queues});
   return 0;
 }
 
-int HostTapRemove(rte_vdev_device* vdev) {
+int Remove(rte_vdev_device* vdev) {
   rte_eth_dev* dev = rte_eth_dev_allocated(rte_vdev_device_name(vdev));
   if (dev == nullptr) return 0;  // closed already
   if (dev->data->dev_started) rte_eth_dev_stop(dev->data->port_id);
   return rte_eth_dev_close(dev->data->port_id);
 }
 
+template <Kind kind>
+constexpr rte_vdev_driver VdevDriver() {
+  rte_vdev_driver d{};
+  d.probe = Probe<kind>;
+  d.remove = Remove;
+  return d;
+}
+
 }  // namespace
 
-const char* HostTapPmdName() { return kName; }
+const char* HostTapPmdName() { return kTapName; }
+const char* PacketSocketPmdName() { return kPacketName; }
 
 }  // namespace hvswitch
 
 // The registration macros paste the variable's name into function names: file scope.
-static rte_vdev_driver hvs_tap_driver = [] {
-  rte_vdev_driver d{};
-  d.probe = hvswitch::HostTapProbe;
-  d.remove = hvswitch::HostTapRemove;
-  return d;
-}();
+// Constant-initialised: the registration's constructor (RTE_INIT) fills in the driver's
+// name before any dynamic initialisation would run, which would wipe it.
+constinit static rte_vdev_driver hvs_tap_driver = hvswitch::VdevDriver<hvswitch::Kind::kTap>();
 RTE_PMD_REGISTER_VDEV(net_hvs_tap, hvs_tap_driver);
 RTE_PMD_REGISTER_PARAM_STRING(net_hvs_tap, "iface=<name> netns=<name|path> queues=<1-16>");
+constinit static rte_vdev_driver hvs_packet_driver =
+    hvswitch::VdevDriver<hvswitch::Kind::kPacketSocket>();
+RTE_PMD_REGISTER_VDEV(net_hvs_packet, hvs_packet_driver);
+RTE_PMD_REGISTER_PARAM_STRING(net_hvs_packet, "iface=<name> netns=<name|path> queues=<1-16>");

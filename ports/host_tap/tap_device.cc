@@ -3,74 +3,20 @@
 #include <fcntl.h>
 #include <linux/if_tun.h>
 #include <net/if.h>
-#include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "ports/host_tap/netns_guard.h"
 #include "ports/host_tap/vnet_header.h"
 
 namespace hvswitch {
 namespace {
-
-absl::Status Errno(absl::string_view what, int err) {
-  return absl::Status(absl::ErrnoToStatusCode(err), absl::StrCat(what, ": ", strerror(err)));
-}
-
-std::string NetnsPath(const std::string& netns) {
-  return netns.find('/') == std::string::npos ? "/run/netns/" + netns : netns;
-}
-
-// The calling thread inside another network namespace until the guard ends. A thread
-// that cannot return would go on in the wrong namespace: that aborts.
-class NetnsGuard {
- public:
-  NetnsGuard() = default;
-  NetnsGuard(const NetnsGuard&) = delete;
-  NetnsGuard& operator=(const NetnsGuard&) = delete;
-  ~NetnsGuard() {
-    if (home_ < 0) return;
-    if (setns(home_, CLONE_NEWNET) != 0) {
-      std::fprintf(stderr, "hvswitch: cannot return to its network namespace: %s\n",
-                   strerror(errno));
-      std::abort();
-    }
-    close(home_);
-  }
-
-  absl::Status Enter(const std::string& netns) {
-    if (netns.empty()) return absl::OkStatus();
-    const std::string path = NetnsPath(netns);
-    const int target = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (target < 0) return Errno(absl::StrCat("network namespace ", path), errno);
-    // This thread's own namespace (/proc/self is the main thread's).
-    home_ = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-    if (home_ < 0) {
-      const int err = errno;
-      close(target);
-      return Errno("/proc/thread-self/ns/net", err);
-    }
-    const int rc = setns(target, CLONE_NEWNET);
-    const int err = errno;
-    close(target);
-    if (rc != 0) {
-      close(home_);
-      home_ = -1;
-      return Errno(absl::StrCat("entering network namespace ", path), err);
-    }
-    return absl::OkStatus();
-  }
-
- private:
-  int home_ = -1;
-};
 
 void CopyName(const std::string& name, char (&out)[IFNAMSIZ]) {
   std::memset(out, 0, IFNAMSIZ);
@@ -83,7 +29,7 @@ void CopyName(const std::string& name, char (&out)[IFNAMSIZ]) {
 int OpenQueue(const std::string& name, bool multi_queue, bool first, absl::Status& status) {
   const int fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
-    status = Errno("/dev/net/tun", errno);
+    status = ErrnoStatus("/dev/net/tun", errno);
     return -1;
   }
   ifreq ifr{};
@@ -104,7 +50,7 @@ int OpenQueue(const std::string& name, bool multi_queue, bool first, absl::Statu
     step = "TUNSETVNETLE";  // (native order is little-endian already on x86)
   }
   if (step != nullptr) {
-    status = Errno(absl::StrCat(step, " ", name), errno);
+    status = ErrnoStatus(absl::StrCat(step, " ", name), errno);
     close(fd);
     return -1;
   }
@@ -115,14 +61,10 @@ int OpenQueue(const std::string& name, bool multi_queue, bool first, absl::Statu
 
 TapDevice::~TapDevice() { Close(); }
 
-absl::Status TapDevice::Open(const TapOptions& options) {
+absl::Status TapDevice::Open(const KernelInterfaceOptions& options) {
   Close();
-  if (options.iface.empty() || options.iface.size() >= IFNAMSIZ) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("interface name '", options.iface, "' must have 1 to 15 characters"));
-  }
   NetnsGuard guard;
-  absl::Status status = guard.Enter(options.netns);
+  absl::Status status = EnterInterfaceNamespace(options, guard);
   if (!status.ok()) return status;
   const bool multi_queue = options.queues > 1;
   for (uint16_t q = 0; q < options.queues; ++q) {
@@ -136,7 +78,7 @@ absl::Status TapDevice::Open(const TapOptions& options) {
   name_ = options.iface;
   ctl_fd_ = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   if (ctl_fd_ < 0) {
-    status = Errno("control socket", errno);
+    status = ErrnoStatus("control socket", errno);
     Close();
     return status;
   }
@@ -164,28 +106,33 @@ absl::Status TapDevice::SetOffloads(bool csum, bool tso) {
   if (csum) flags |= TUN_F_CSUM;
   if (csum && tso) flags |= TUN_F_TSO4 | TUN_F_TSO6;
   if (fds_.empty()) return absl::FailedPreconditionError("tap not open");
-  if (ioctl(fds_[0], TUNSETOFFLOAD, flags) != 0) return Errno("TUNSETOFFLOAD", errno);
+  if (ioctl(fds_[0], TUNSETOFFLOAD, flags) != 0) return ErrnoStatus("TUNSETOFFLOAD", errno);
   return absl::OkStatus();
+}
+
+absl::Status TapDevice::Start(bool rx_csum, bool rx_tso) {
+  const absl::Status status = SetOffloads(rx_csum, rx_tso);
+  return status.ok() ? SetUp(true) : status;
 }
 
 absl::Status TapDevice::SetMtu(uint16_t mtu) {
   ifreq ifr{};
   if (!CurrentName(ifr.ifr_name)) return absl::FailedPreconditionError("tap not open");
   ifr.ifr_mtu = mtu;
-  if (ioctl(ctl_fd_, SIOCSIFMTU, &ifr) != 0) return Errno(absl::StrCat("MTU ", mtu), errno);
+  if (ioctl(ctl_fd_, SIOCSIFMTU, &ifr) != 0) return ErrnoStatus(absl::StrCat("MTU ", mtu), errno);
   return absl::OkStatus();
 }
 
 absl::Status TapDevice::SetUp(bool up) {
   ifreq ifr{};
   if (!CurrentName(ifr.ifr_name)) return absl::FailedPreconditionError("tap not open");
-  if (ioctl(ctl_fd_, SIOCGIFFLAGS, &ifr) != 0) return Errno("SIOCGIFFLAGS", errno);
+  if (ioctl(ctl_fd_, SIOCGIFFLAGS, &ifr) != 0) return ErrnoStatus("SIOCGIFFLAGS", errno);
   if (up) {
     ifr.ifr_flags = static_cast<short>(ifr.ifr_flags | IFF_UP);
   } else {
     ifr.ifr_flags = static_cast<short>(ifr.ifr_flags & ~IFF_UP);
   }
-  if (ioctl(ctl_fd_, SIOCSIFFLAGS, &ifr) != 0) return Errno("SIOCSIFFLAGS", errno);
+  if (ioctl(ctl_fd_, SIOCSIFFLAGS, &ifr) != 0) return ErrnoStatus("SIOCSIFFLAGS", errno);
   return absl::OkStatus();
 }
 
@@ -198,7 +145,7 @@ bool TapDevice::IsUp() const {
 absl::Status TapDevice::ReadMac(uint8_t mac[6]) const {
   ifreq ifr{};
   if (!CurrentName(ifr.ifr_name)) return absl::FailedPreconditionError("tap not open");
-  if (ioctl(ctl_fd_, SIOCGIFHWADDR, &ifr) != 0) return Errno("SIOCGIFHWADDR", errno);
+  if (ioctl(ctl_fd_, SIOCGIFHWADDR, &ifr) != 0) return ErrnoStatus("SIOCGIFHWADDR", errno);
   std::memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
   return absl::OkStatus();
 }

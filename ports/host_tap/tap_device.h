@@ -18,27 +18,24 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "ports/host_tap/kernel_device.h"
 
 namespace hvswitch {
 
-struct TapOptions {
-  std::string iface;   // the interface's name (at most 15 characters)
-  std::string netns;   // "" (hvswitch's own), a name under /run/netns, or a path
-  uint16_t queues = 1;
-};
-
-class TapDevice {
+class TapDevice final : public KernelDevice {
  public:
-  TapDevice() = default;
-  ~TapDevice();
-  TapDevice(const TapDevice&) = delete;
-  TapDevice& operator=(const TapDevice&) = delete;
+  ~TapDevice() override;
 
-  absl::Status Open(const TapOptions& options);
+  absl::Status Open(const KernelInterfaceOptions& options);
   void Close();
 
-  int queue_fd(uint16_t q) const { return fds_[q]; }
-  uint16_t nb_queues() const { return static_cast<uint16_t>(fds_.size()); }
+  absl::Status ReadMac(uint8_t mac[6]) const override;
+  uint16_t MaxMtu() const override { return UINT16_MAX; }  // the PMD's limit applies
+  absl::Status ApplyMtu(uint16_t mtu) override { return SetMtu(mtu); }
+  // TUNSETOFFLOAD, then up; down at stop (the tap is hvswitch's).
+  absl::Status Start(bool rx_csum, bool rx_tso) override;
+  void Stop() override { (void)SetUp(false); }
+  bool LinkUp() const override { return IsUp(); }
   const std::string& name() const { return name_; }
 
   // What the kernel may hand us (TUNSETOFFLOAD: TUN_F_CSUM, TUN_F_TSO4/6). Frames we
@@ -48,16 +45,11 @@ class TapDevice {
   absl::Status SetUp(bool up);
   // Whether the interface is administratively up (the namespace's owner may take it down).
   bool IsUp() const;
-  absl::Status ReadMac(uint8_t mac[6]) const;
-  int ifindex() const { return ifindex_; }
 
  private:
   // The interface's current name (it may have been renamed in its namespace).
   bool CurrentName(char (&name)[16]) const;
 
-  std::vector<int> fds_;
-  int ctl_fd_ = -1;  // a socket in the interface's namespace, for its ioctls
-  int ifindex_ = 0;
   std::string name_;
 };
 

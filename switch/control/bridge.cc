@@ -63,7 +63,7 @@ absl::Status Bridge::Init() {
   capture_ = std::make_unique<PacketCapture>(datapath_, [this] { quiescence_->Synchronize(); });
   for (uint16_t w = 0; w < nb_workers; ++w) {
     absl::StatusOr<std::unique_ptr<LearnQueue>> learn =
-        LearnQueue::Create(absl::StrCat("hvs_learn", w), 4096);
+        LearnQueue::Create(absl::StrCat("hvs_learn", w), LearnQueue::kRingSize);
     if (!learn.ok()) return learn.status();
     (*learn)->set_repeat_cycles(rte_get_tsc_hz() / 1000);
     learn_queues_.push_back(*std::move(learn));
@@ -78,8 +78,7 @@ absl::Status Bridge::Init() {
   }
   std::vector<LearnQueue*> queues;
   for (const auto& queue : learn_queues_) queues.push_back(queue.get());
-  learner_ = std::make_unique<Learner>(*fdb_, datapath_, std::move(queues),
-                                       [this] { quiescence_->Synchronize(); });
+  learner_ = std::make_unique<Learner>(*fdb_, datapath_, std::move(queues));
   // The startup ports are added as hvswitchctl adds ports, before the workers start.
   for (const PortSpec& spec : config_.ports) {
     status = AddPort(spec);
@@ -111,6 +110,7 @@ absl::Status Bridge::AddPort(const PortSpec& spec) {
     Log("port '%s': device reports MTU %d at most; it was configured so, and mtu=%d "
         "still decides what hvswitch sends it", spec.name, port.device_mtu(), spec.mtu);
   }
+  if (!port.setup().caveat.empty()) Log("port '%s': %s", spec.name, port.setup().caveat);
   if (dp.shared_tx) {
     Log("port '%s': %d tx queues for %d workers: workers share them under a lock",
         spec.name, dp.nb_txq, workers_.size());
@@ -260,10 +260,10 @@ void Bridge::Poll() {
   capture_->Poll();
   ++polls_;
   if (polls_ % 100 == 0) FollowLinks();
-  if (polls_ % 1000 == 0) {
-    learner_->Age(now, config_.fdb_aging_seconds);
-    slots_->FreeReturnedPools();
-  }
+  // A slice of the table every poll, the whole of it about once a second: ageing a large
+  // table never holds the control thread for long.
+  learner_->AgeSlice(now, config_.fdb_aging_seconds, fdb_->buckets() / 1000 + 1);
+  if (polls_ % 1000 == 0) slots_->FreeReturnedPools();
 }
 
 void Bridge::FollowLinks() {

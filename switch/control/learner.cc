@@ -7,12 +7,8 @@
 
 namespace hvswitch {
 
-Learner::Learner(Fdb& fdb, Datapath& datapath, std::vector<LearnQueue*> queues,
-                 std::function<void()> wait_for_readers)
-    : fdb_(fdb),
-      datapath_(datapath),
-      queues_(std::move(queues)),
-      wait_for_readers_(std::move(wait_for_readers)) {}
+Learner::Learner(Fdb& fdb, Datapath& datapath, std::vector<LearnQueue*> queues)
+    : fdb_(fdb), datapath_(datapath), queues_(std::move(queues)) {}
 
 void Learner::AddPort(uint16_t port, const PortSpec& spec) {
   ports_[port] = {spec.name, spec.LearnLimit(), spec.lock_mac};
@@ -33,7 +29,7 @@ void Learner::RemovePort(uint16_t port) {
   fdb_.ForEach([&](const FdbEntryView& e) {
     if (e.port == port && e.is_static) statics.push_back(e.key);
   });
-  for (uint64_t key : statics) (void)fdb_.Remove(key, wait_for_readers_);
+  for (uint64_t key : statics) (void)fdb_.Remove(key);
   UpdateLearnLimits();
   PublishAllowedMacs(port, {});
   const uint64_t keep = ~(uint64_t{1} << port);
@@ -63,8 +59,9 @@ void Learner::Poll(uint32_t now) {
   UpdateLearnLimits();
 }
 
-void Learner::Age(uint32_t now, uint32_t max_age) {
-  AgeResult aged = fdb_.Age(now, max_age, wait_for_readers_);
+void Learner::AgeSlice(uint32_t now, uint32_t max_age, uint32_t buckets) {
+  AgeResult aged = fdb_.AgeSlice(now, max_age, buckets);
+  if (aged.aged + aged.flushed == 0) return;
   Count(SwitchStat::kFdbAged, aged.aged);
   Count(SwitchStat::kFdbFlushed, aged.flushed);
   UpdateLearnLimits();
@@ -78,7 +75,7 @@ std::vector<FdbEntryView> Learner::Entries() const {
   return entries;
 }
 
-absl::Status Learner::Remove(uint64_t key) { return fdb_.Remove(key, wait_for_readers_); }
+absl::Status Learner::Remove(uint64_t key) { return fdb_.Remove(key); }
 
 void Learner::AddRefusals(uint16_t port, PortTotals& totals) const {
   totals[PortCounter::kLearnLimited] += learn_refused_[port].load(std::memory_order_relaxed);
@@ -150,31 +147,41 @@ bool Learner::SecurityAllowsLearn(uint64_t key, uint16_t port) {
 void Learner::ApplyLearnRequests(uint32_t now) {
   LearnRequest requests[256];
   for (LearnQueue* queue : queues_) {
-    unsigned n = queue->Drain(requests, 256);
-    for (unsigned i = 0; i < n; ++i) {
-      uint16_t port = static_cast<uint16_t>(requests[i].port);
-      // A request from a port removed meanwhile.
-      if (!((present_ >> port) & 1) || !SecurityAllowsLearn(requests[i].key, port)) continue;
-      switch (fdb_.Learn(requests[i].key, port, now, ports_[port].learn_limit)) {
-        case LearnResult::kAdded:
-          Count(SwitchStat::kFdbLearned);
-          break;
-        case LearnResult::kMoved:
-          Count(SwitchStat::kFdbMoves);
-          LogMove(requests[i].key, port, now);
-          break;
-        case LearnResult::kLimited:
-          learn_refused_[port].fetch_add(requests[i].frames, std::memory_order_relaxed);
-          break;
-        case LearnResult::kStatic:
-          Count(SwitchStat::kFdbStaticRefused);
-          break;
-        case LearnResult::kFull:
-          learn_full_refused_[port].fetch_add(requests[i].frames, std::memory_order_relaxed);
-          break;
-        case LearnResult::kCurrent:
-          break;
-      }
+    // Everything the worker asked since the last poll (up to a ring's worth, so that a
+    // worker that keeps asking cannot keep the control thread here): learning keeps up
+    // with new sources arriving at millions a second.
+    for (unsigned n, drained = 0;
+         drained < LearnQueue::kRingSize && (n = queue->Drain(requests, 256)) != 0;
+         drained += n) {
+      ApplyLearnRequests(requests, n, now);
+    }
+  }
+}
+
+void Learner::ApplyLearnRequests(const LearnRequest* requests, unsigned n, uint32_t now) {
+  for (unsigned i = 0; i < n; ++i) {
+    uint16_t port = static_cast<uint16_t>(requests[i].port);
+    // A request from a port removed meanwhile.
+    if (!((present_ >> port) & 1) || !SecurityAllowsLearn(requests[i].key, port)) continue;
+    switch (fdb_.Learn(requests[i].key, port, now, ports_[port].learn_limit)) {
+      case LearnResult::kAdded:
+        Count(SwitchStat::kFdbLearned);
+        break;
+      case LearnResult::kMoved:
+        Count(SwitchStat::kFdbMoves);
+        LogMove(requests[i].key, port, now);
+        break;
+      case LearnResult::kLimited:
+        learn_refused_[port].fetch_add(requests[i].frames, std::memory_order_relaxed);
+        break;
+      case LearnResult::kStatic:
+        Count(SwitchStat::kFdbStaticRefused);
+        break;
+      case LearnResult::kFull:
+        learn_full_refused_[port].fetch_add(requests[i].frames, std::memory_order_relaxed);
+        break;
+      case LearnResult::kCurrent:
+        break;
     }
   }
 }

@@ -8,7 +8,6 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -23,10 +22,7 @@ namespace hvswitch {
 
 class Learner {
  public:
-  // `wait_for_readers` returns once no worker can still use what the FDB is about to free
-  // (an RCU grace period: WorkerQuiescence::Synchronize).
-  Learner(Fdb& fdb, Datapath& datapath, std::vector<LearnQueue*> queues,
-          std::function<void()> wait_for_readers);
+  Learner(Fdb& fdb, Datapath& datapath, std::vector<LearnQueue*> queues);
   Learner(const Learner&) = delete;
   Learner& operator=(const Learner&) = delete;
 
@@ -44,8 +40,10 @@ class Learner {
   // About every millisecond: claimed locks published, learn requests applied, then the
   // ports that may not learn more published to the workers.
   void Poll(uint32_t now);
-  // Removes entries of flushed ports and entries not seen for `max_age` seconds (0: none).
-  void Age(uint32_t now, uint32_t max_age);
+  // Removes entries of flushed ports and entries not seen for `max_age` seconds (0: none):
+  // in the whole table (Age), or in the next `buckets` of its buckets (AgeSlice).
+  void Age(uint32_t now, uint32_t max_age) { AgeSlice(now, max_age, fdb_.buckets()); }
+  void AgeSlice(uint32_t now, uint32_t max_age, uint32_t buckets);
   absl::Status AddStatic(uint64_t key, uint16_t port);
   // Every current entry, learned or static, in table order.
   std::vector<FdbEntryView> Entries() const;
@@ -72,6 +70,7 @@ class Learner {
     stats_[static_cast<size_t>(stat)].fetch_add(n, std::memory_order_relaxed);
   }
   void ApplyLearnRequests(uint32_t now);
+  void ApplyLearnRequests(const LearnRequest* requests, unsigned n, uint32_t now);
   void UpdateLearnLimits();
   void LogMove(uint64_t key, uint16_t to_port, uint32_t now);
   // Port security: what the workers accept as sources from `port` (mac=, or the MAC a
@@ -91,7 +90,6 @@ class Learner {
   Fdb& fdb_;
   Datapath& datapath_;
   std::vector<LearnQueue*> queues_;
-  std::function<void()> wait_for_readers_;
   std::array<PortState, kMaxPorts> ports_;
   uint64_t present_ = 0;  // bit p set while slot p holds a port
   std::array<std::atomic<uint64_t>, kSwitchStats> stats_{};

@@ -10,6 +10,7 @@
 
 #include "switch/datapath/counters.h"
 #include "switch/datapath/datapath.h"
+#include "switch/datapath/fdb_table.h"
 
 struct rte_mbuf;
 
@@ -43,6 +44,10 @@ struct Run {
 struct BurstArrays {
   rte_mbuf* frames[kMaxBurst];
   Run runs[kMaxBurst];
+  // Classify: each run's source (keys[r]) and destination (keys[kMaxBurst + r]) and their
+  // FDB look-ups, started as the run opens (Fdb::Probe) and finished by LookUp.
+  uint64_t keys[2 * kMaxBurst];
+  FdbTable::Probe probes[2 * kMaxBurst];
   uint16_t ports[2 * kMaxBurst];
   int32_t positions[2 * kMaxBurst];
 };
@@ -52,16 +57,19 @@ struct Burst {
   // are read (value-initialising them would clear kilobytes per burst).
   Burst(uint16_t port, PortCounters& counters, BurstArrays& arrays)
       : in_port(port), in(counters), frames(arrays.frames), runs(arrays.runs),
-        ports(arrays.ports), positions(arrays.positions) {}
+        keys(arrays.keys), probes(arrays.probes), ports(arrays.ports),
+        positions(arrays.positions) {}
 
   const uint16_t in_port;
   PortCounters& in;  // in_port's counters
   // Classify: the frames kept (the rest are freed and counted), as runs of frames.
   rte_mbuf** const frames;
   Run* const runs;
+  uint64_t* const keys;
+  FdbTable::Probe* const probes;
   uint16_t nb_frames = 0, nb_runs = 0;
   // LookUp: bit r of src_hits/dst_hits set when run r's source/destination is in the FDB;
-  // ports[r] / ports[nb_runs + r] its port, positions[r] the source entry's (for Touch).
+  // ports[r] / ports[kMaxBurst + r] its port, positions[r] the source entry's (for Touch).
   uint16_t* const ports;
   int32_t* const positions;
   uint64_t src_hits, dst_hits;

@@ -1,63 +1,43 @@
 #include "switch/datapath/fdb.h"
 
-#include <rte_errno.h>
-#include <rte_hash.h>
-#include <rte_hash_crc.h>
-#include <rte_lcore.h>
-
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 
 namespace hvswitch {
-
 absl::StatusOr<std::unique_ptr<Fdb>> Fdb::Create(const std::string& name, uint32_t capacity) {
-  rte_hash_parameters params{};
-  params.name = name.c_str();
-  params.entries = capacity;
-  params.key_len = sizeof(uint64_t);
-  params.hash_func = rte_hash_crc;
-  params.socket_id = static_cast<int>(rte_socket_id());
-  // Lock-free readers with a single writer (deleted positions are freed by us, after the
-  // readers' grace period); the extendable table keeps inserts from failing on a full
-  // bucket before `capacity` is reached.
-  params.extra_flag = RTE_HASH_EXTRA_FLAGS_RW_CONCURRENCY_LF | RTE_HASH_EXTRA_FLAGS_EXT_TABLE;
-  rte_hash* hash = rte_hash_create(&params);
-  if (hash == nullptr) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("cannot create FDB of ", capacity, " entries: ", rte_strerror(rte_errno)));
-  }
-  return std::unique_ptr<Fdb>(new Fdb(hash, capacity, rte_hash_max_key_id(hash) + 1));
+  absl::StatusOr<std::unique_ptr<FdbTable>> table = FdbTable::Create(name, capacity);
+  if (!table.ok()) return table.status();
+  return std::unique_ptr<Fdb>(new Fdb(*std::move(table), capacity));
 }
 
-Fdb::Fdb(rte_hash* hash, uint32_t capacity, uint32_t slots)
-    : hash_(hash), capacity_(capacity), reserve_(ReserveFor(capacity)),
-      entries_(std::make_unique<Entry[]>(slots)) {}
+Fdb::Fdb(std::unique_ptr<FdbTable> table, uint32_t capacity)
+    : table_(std::move(table)), capacity_(capacity), reserve_(ReserveFor(capacity)) {}
 
-Fdb::~Fdb() { rte_hash_free(hash_); }
-
-uint64_t Fdb::LookupBulk(const uint64_t* keys, uint32_t n, uint16_t* ports,
-                         int32_t* positions) const {
-  const void* key_ptrs[kMaxBulk];
-  int32_t found[kMaxBulk];
-  for (uint32_t i = 0; i < n; ++i) key_ptrs[i] = &keys[i];
-  rte_hash_lookup_bulk(hash_, key_ptrs, n, found);
+uint64_t Fdb::Resolve(const uint64_t* keys, const FdbTable::Probe* probes, uint32_t n,
+                      uint16_t* ports, int32_t* positions) const {
   uint64_t hits = 0;
-  for (uint32_t i = 0; i < n; ++i) {
-    if (found[i] < 0) continue;
-    int port = CurrentPort(entries_[found[i]].value.load(std::memory_order_acquire));
-    if (port < 0) continue;
+  table_->FindBulk(keys, probes, n, [&](uint32_t i, int32_t position, uint32_t value) {
+    const int port = CurrentPort(value);  // a flushed port's entry: a miss
+    if (port < 0) return;
     hits |= uint64_t{1} << i;
     ports[i] = static_cast<uint16_t>(port);
-    if (positions != nullptr) positions[i] = found[i];
-  }
+    if (positions != nullptr) positions[i] = position;
+  });
   return hits;
 }
 
-int32_t Fdb::Insert(uint64_t key) {
+uint64_t Fdb::LookupBulk(const uint64_t* keys, uint32_t n, uint16_t* ports,
+                         int32_t* positions) const {
+  FdbTable::Probe probes[kMaxBulk];
+  for (uint32_t i = 0; i < n; ++i) probes[i] = table_->Prefetch(keys[i]);
+  return Resolve(keys, probes, n, ports, positions);
+}
+
+int32_t Fdb::Insert(uint64_t key, uint32_t value, uint32_t now) {
   if (size_.load(std::memory_order_relaxed) >= capacity_) return -1;
-  int32_t position = rte_hash_add_key(hash_, &key);
+  const int32_t position = table_->Insert(key, value, now);
   if (position < 0) return -1;
   size_.store(size_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   return position;
@@ -88,15 +68,14 @@ LearnRoom Fdb::Room(uint16_t port, uint32_t limit) const {
 }
 
 LearnResult Fdb::Learn(uint64_t key, uint16_t port, uint32_t now, uint32_t limit) {
-  const uint64_t value = Encode(port, generations_[port].load(std::memory_order_relaxed));
+  const uint32_t value = Encode(port, generations_[port].load(std::memory_order_relaxed));
   const bool at_limit = limit != 0 && learned(port) >= limit;
-  int32_t position = rte_hash_lookup(hash_, &key);
+  uint32_t old = 0;
+  int32_t position = table_->Find(key, &old);
   if (position >= 0) {
-    Entry& entry = entries_[position];
-    uint64_t old = entry.value.load(std::memory_order_relaxed);
     int current = CurrentPort(old);
     if (current == port) {
-      entry.last_seen.store(now, std::memory_order_relaxed);
+      table_->SetSeen(position, now);
       return LearnResult::kCurrent;
     }
     if (IsStatic(old)) return LearnResult::kStatic;
@@ -111,20 +90,16 @@ LearnResult Fdb::Learn(uint64_t key, uint16_t port, uint32_t now, uint32_t limit
       return LearnResult::kFull;
     }
     Take(port, false);
-    entry.last_seen.store(now, std::memory_order_relaxed);
-    entry.value.store(value, std::memory_order_release);
+    table_->SetSeen(position, now);
+    table_->SetValue(position, value);
     Changed();
     // An entry of a flushed port is as good as absent: learning it again is not a move.
     return flushed ? LearnResult::kAdded : LearnResult::kMoved;
   }
   if (at_limit) return LearnResult::kLimited;
   if (BeyondReserve(port) && SharedFull()) return LearnResult::kFull;
-  position = Insert(key);
-  if (position < 0) return LearnResult::kFull;
+  if (Insert(key, value, now) < 0) return LearnResult::kFull;
   Take(port, false);
-  // Until this store a reader finding the new key sees an empty entry: a miss.
-  entries_[position].last_seen.store(now, std::memory_order_relaxed);
-  entries_[position].value.store(value, std::memory_order_release);
   Changed();
   return LearnResult::kAdded;
 }
@@ -133,13 +108,13 @@ absl::Status Fdb::AddStatic(uint64_t key, uint16_t port) {
   const absl::Status full = absl::ResourceExhaustedError(absl::StrCat(
       "FDB full (", capacity_, " entries, ", kMaxPorts * reserve_,
       " of them reserved for the ports' learned MACs): no room for a static entry"));
-  int32_t position = rte_hash_lookup(hash_, &key);
+  const uint32_t value = Encode(port, 0) | kStaticBit;
+  uint32_t old = 0;
+  const int32_t position = table_->Find(key, &old);
   if (position < 0) {
     if (SharedFull()) return full;
-    position = Insert(key);
-    if (position < 0) return full;
+    if (Insert(key, value, 0) < 0) return full;
   } else {
-    const uint64_t old = entries_[position].value.load(std::memory_order_relaxed);
     if (IsStatic(old)) {
       AddStatics(-1);
     } else {
@@ -152,8 +127,8 @@ absl::Status Fdb::AddStatic(uint64_t key, uint16_t port) {
         return full;
       }
     }
+    table_->SetValue(position, value);
   }
-  entries_[position].value.store(Encode(port, 0) | kStaticBit, std::memory_order_release);
   AddStatics(+1);
   Changed();
   return absl::OkStatus();
@@ -162,91 +137,63 @@ absl::Status Fdb::AddStatic(uint64_t key, uint16_t port) {
 void Fdb::FlushPort(uint16_t port) {
   generations_[port].store(generations_[port].load(std::memory_order_relaxed) + 1,
                            std::memory_order_relaxed);
-  // Still in the hash, and still the port's slots, until Age removes them.
+  // Still in the table, and still the port's slots, until Age removes them.
   flushed_[port] += learned(port);
   learned_[port].store(0, std::memory_order_relaxed);
   Changed();
 }
 
-absl::Status Fdb::Remove(uint64_t key, absl::FunctionRef<void()> wait_for_readers) {
-  int32_t position = rte_hash_lookup(hash_, &key);
-  if (position < 0) return absl::NotFoundError("no such entry");
-  const uint64_t value = entries_[position].value.load(std::memory_order_relaxed);
-  const int port = CurrentPort(value);
+absl::Status Fdb::Remove(uint64_t key) {
+  uint32_t value = 0;
+  const int32_t position = table_->Find(key, &value);
+  const int port = position >= 0 ? CurrentPort(value) : -1;
   if (port < 0) return absl::NotFoundError("no such entry");
   if (IsStatic(value)) {
     AddStatics(-1);
   } else {
     Give(port, false);
   }
-  rte_hash_del_key(hash_, &key);
-  Changed();
-  wait_for_readers();
-  entries_[position].value.store(0, std::memory_order_relaxed);
-  rte_hash_free_key_with_position(hash_, position);
+  table_->Erase(position);
   size_.store(size_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+  Changed();
   return absl::OkStatus();
 }
 
 void Fdb::ForEach(absl::FunctionRef<void(const FdbEntryView&)> fn) const {
-  const void* key = nullptr;
-  void* data = nullptr;
-  uint32_t next = 0;
-  for (int32_t position; (position = rte_hash_iterate(hash_, &key, &data, &next)) >= 0;) {
-    const Entry& entry = entries_[position];
-    const uint64_t value = entry.value.load(std::memory_order_relaxed);
+  table_->Scan(0, table_->buckets(), [&](int32_t, uint64_t key, uint32_t value, uint32_t seen) {
     const int port = CurrentPort(value);
-    if (port < 0) continue;
+    if (port < 0) return;
     FdbEntryView view;
-    view.key = *static_cast<const uint64_t*>(key);
+    view.key = key;
     view.port = static_cast<uint16_t>(port);
     view.is_static = IsStatic(value);
-    view.last_seen = view.is_static ? 0 : entry.last_seen.load(std::memory_order_relaxed);
+    view.last_seen = view.is_static ? 0 : seen;
     fn(view);
-  }
+  });
 }
 
-AgeResult Fdb::Age(uint32_t now, uint32_t max_age, absl::FunctionRef<void()> wait_for_readers) {
+AgeResult Fdb::AgeSlice(uint32_t now, uint32_t max_age, uint32_t buckets) {
   AgeResult result;
-  struct Doomed {
-    uint64_t key;
-    int port;      // its owner
-    bool flushed;  // else aged
-  };
-  std::vector<Doomed> doomed;
-  const void* key = nullptr;
-  void* data = nullptr;
-  uint32_t next = 0;
-  for (int32_t position; (position = rte_hash_iterate(hash_, &key, &data, &next)) >= 0;) {
-    const Entry& entry = entries_[position];
-    uint64_t value = entry.value.load(std::memory_order_relaxed);
-    int port = CurrentPort(value);
-    if (IsStatic(value)) continue;
+  uint32_t removed = 0;
+  age_cursor_ = table_->Scan(age_cursor_, buckets,
+                             [&](int32_t position, uint64_t, uint32_t value, uint32_t seen) {
+    if (IsStatic(value)) return;
+    const int port = CurrentPort(value);
     if (port < 0) {
       ++result.flushed;
-    } else if (max_age != 0 && now - entry.last_seen.load(std::memory_order_relaxed) >= max_age) {
+    } else if (max_age != 0 && now - seen >= max_age) {
       ++result.aged;
     } else {
-      continue;
+      return;
     }
-    doomed.push_back({*static_cast<const uint64_t*>(key), OwnerPort(value), port < 0});
+    Give(OwnerPort(value), port < 0);
+    table_->Erase(position);
+    ++removed;
+  });
+  if (removed != 0) {
+    size_.store(size_.load(std::memory_order_relaxed) - removed, std::memory_order_relaxed);
+    Changed();
   }
-  if (doomed.empty()) return result;
-  std::vector<int32_t> freed;
-  for (const Doomed& d : doomed) {
-    int32_t position = rte_hash_del_key(hash_, &d.key);
-    if (position < 0) continue;
-    freed.push_back(position);
-    Give(d.port, d.flushed);
-  }
-  Changed();  // before the grace period: no reader keeps using a removed entry past it
-  wait_for_readers();
-  for (int32_t position : freed) {
-    entries_[position].value.store(0, std::memory_order_relaxed);
-    rte_hash_free_key_with_position(hash_, position);
-  }
-  size_.store(size_.load(std::memory_order_relaxed) - static_cast<uint32_t>(freed.size()),
-              std::memory_order_relaxed);
   return result;
 }
 

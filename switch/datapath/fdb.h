@@ -1,9 +1,10 @@
-// Fdb: the MAC table, (VLAN, MAC) -> port, over a lock-free rte_hash whose key positions
-// index a table of entries (port, the port's generation when learned, last seen).
-// Threads: LookupBulk and Touch from any worker at any time; every other call from one
-// thread only, the control thread, which applies the learn requests the workers queue.
-// Deleting (Age) frees a key's position only after `wait_for_readers` has returned, which
-// the bridge implements with the workers' RCU.
+// Fdb: the MAC table, (VLAN, MAC) -> port, over an FdbTable (fdb_table.h) whose slots
+// hold each key's value (port, the port's generation when learned, static bit) and its
+// last-seen time inline.
+// Threads: Probe, Resolve, LookupBulk and Touch from any worker at any time, without
+// locks; every other call from one thread only, the control thread, which applies the
+// learn requests the workers queue. Readers never wait for it and it never waits for them:
+// a removed entry's slot may be reused at once (fdb_table.h says why that is safe).
 //
 // Flushing a port is O(1): its generation moves on, and every entry learned under the old
 // generation stops matching at once; Age removes such entries later.
@@ -15,10 +16,10 @@
 // reserve comes from the shared rest (capacity, minus the reserves of all kMaxPorts slots,
 // minus static entries). When the shared rest is used up, only ports already beyond their
 // reserve are refused (kFull): a port spraying source MACs cannot take the table from the
-// others. Flushed entries keep their hash slot until Age removes them, so until then they
+// others. Flushed entries keep their slot until Age removes them, so until then they
 // still count against the port they were learned on (its reserve first): however often a
-// port is flushed and relearns, the hash never holds more than `capacity` keys, and a port
-// within its reserve always finds a slot.
+// port is flushed and relearns, the table never holds more than `capacity` keys, and a
+// port within its reserve always finds a slot.
 #pragma once
 
 #include <algorithm>
@@ -31,8 +32,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "switch/datapath/datapath_limits.h"
-
-struct rte_hash;
+#include "switch/datapath/fdb_table.h"
 
 namespace hvswitch {
 
@@ -63,7 +63,7 @@ struct AgeResult {
 
 class Fdb {
  public:
-  // Most keys one LookupBulk call takes (RTE_HASH_LOOKUP_BULK_MAX).
+  // Most keys one LookupBulk or Resolve call takes (hit masks are 64 bits).
   static constexpr uint32_t kMaxBulk = 64;
 
   // Entries every port slot is guaranteed in a table of `capacity`: a quarter of the
@@ -74,20 +74,25 @@ class Fdb {
 
   static absl::StatusOr<std::unique_ptr<Fdb>> Create(const std::string& name,
                                                      uint32_t capacity);
-  ~Fdb();
   Fdb(const Fdb&) = delete;
   Fdb& operator=(const Fdb&) = delete;
 
-  // Any thread. Looks up n <= kMaxBulk keys; bit i of the result is set when keys[i] has
-  // a current entry, and then ports[i] holds its port and, if `positions` is given,
-  // positions[i] the entry's position for Touch.
+  // Any thread. The first half of a look-up: hashes `key` and starts loading where it is;
+  // Resolve finishes it. Called early (as a burst is classified), the loads of a burst's
+  // look-ups overlap with each other and with the rest of the work.
+  FdbTable::Probe Probe(uint64_t key) const { return table_->Prefetch(key); }
+  // Any thread. Looks up n <= kMaxBulk keys probed before; bit i of the result is set when
+  // keys[i] has a current entry, and then ports[i] holds its port and, if `positions` is
+  // given, positions[i] the entry's position for Touch.
+  uint64_t Resolve(const uint64_t* keys, const FdbTable::Probe* probes, uint32_t n,
+                   uint16_t* ports, int32_t* positions = nullptr) const;
+  // Any thread. Probe and Resolve in one.
   uint64_t LookupBulk(const uint64_t* keys, uint32_t n, uint16_t* ports,
                       int32_t* positions = nullptr) const;
-  // Any thread: the entry at `position` was seen at `now` (seconds). Writes only when
-  // the stored time differs.
-  void Touch(int32_t position, uint32_t now) const {
-    std::atomic<uint32_t>& seen = entries_[position].last_seen;
-    if (seen.load(std::memory_order_relaxed) != now) seen.store(now, std::memory_order_relaxed);
+  // Any thread: `key`, found at `position`, was seen at `now` (seconds). Writes only when
+  // the stored time differs and the key is still there.
+  void Touch(int32_t position, uint64_t key, uint32_t now) const {
+    table_->Touch(position, key, now);
   }
 
   // Control thread only. `limit`: learned MACs the port may have (0: no limit).
@@ -98,14 +103,18 @@ class Fdb {
   // Makes `key` a static entry on `port`, replacing a learned one.
   absl::Status AddStatic(uint64_t key, uint16_t port);
   void FlushPort(uint16_t port);
-  // Removes one entry, learned or static; NotFound when there is none. Calls
-  // wait_for_readers before freeing its slot.
-  absl::Status Remove(uint64_t key, absl::FunctionRef<void()> wait_for_readers);
+  // Removes one entry, learned or static; NotFound when there is none.
+  absl::Status Remove(uint64_t key);
   // Calls fn for every current entry (not those of flushed ports), in table order.
   void ForEach(absl::FunctionRef<void(const FdbEntryView&)> fn) const;
   // Removes entries of flushed ports and, when max_age > 0, entries not seen for max_age
-  // seconds. Calls wait_for_readers once before freeing what it removed.
-  AgeResult Age(uint32_t now, uint32_t max_age, absl::FunctionRef<void()> wait_for_readers);
+  // seconds: in the whole table (Age), or in the next `buckets` of its buckets after where
+  // the last slice ended (AgeSlice), so that ageing a large table is spread over time.
+  AgeResult Age(uint32_t now, uint32_t max_age) {
+    return AgeSlice(now, max_age, table_->buckets());
+  }
+  AgeResult AgeSlice(uint32_t now, uint32_t max_age, uint32_t buckets);
+  uint32_t buckets() const { return table_->buckets(); }
 
   // Any thread. Entries in the table, including flushed ones Age has not removed yet.
   uint32_t size() const { return size_.load(std::memory_order_relaxed); }
@@ -125,56 +134,55 @@ class Fdb {
   uint64_t version() const { return version_.load(std::memory_order_acquire); }
 
  private:
-  struct Entry {
-    // Bits 0-15: port + 1 (0: no entry); bit 16: static; bits 32-63: the port's generation
-    // when learned (32 bits: flushes never wrap it back to a stale entry's before Age, which
-    // runs every second, has removed that entry).
-    std::atomic<uint64_t> value{0};
-    std::atomic<uint32_t> last_seen{0};
-  };
-  static constexpr uint64_t kStaticBit = uint64_t{1} << 16;
-  static uint64_t Encode(uint16_t port, uint32_t generation) {
-    return (uint64_t{port} + 1) | (uint64_t{generation} << 32);
+  // An entry's value: bits 0-6 port + 1 (0: no entry), bit 7 static, bits 8-31 the port's
+  // generation when learned. 24 bits: a port flushed 16 million times before ageing came
+  // round to one of its stale entries would bring that entry back; flushes are operator
+  // commands and link changes.
+  static constexpr uint32_t kStaticBit = 1u << 7;
+  static constexpr uint32_t kGenerationShift = 8, kGenerationMask = (1u << 24) - 1;
+  static_assert(kMaxPorts < (1u << 7), "port + 1 fits in bits 0-6");
+  static uint32_t Encode(uint16_t port, uint32_t generation) {
+    return (uint32_t{port} + 1) | ((generation & kGenerationMask) << kGenerationShift);
   }
-  static bool IsStatic(uint64_t value) { return value & kStaticBit; }
+  static bool IsStatic(uint32_t value) { return value & kStaticBit; }
   // The port an entry value was learned on (current or flushed), or -1 when empty.
-  static int OwnerPort(uint64_t value) { return static_cast<int>(value & 0xffff) - 1; }
+  static int OwnerPort(uint32_t value) { return static_cast<int>(value & 0x7f) - 1; }
   // The port of a current entry value, or -1 when empty or flushed.
-  int CurrentPort(uint64_t value) const {
+  int CurrentPort(uint32_t value) const {
     if (value == 0) return -1;
-    uint16_t port = static_cast<uint16_t>((value & 0xffff) - 1);
+    const uint16_t port = static_cast<uint16_t>((value & 0x7f) - 1);
     if (IsStatic(value)) return port;
-    uint32_t generation = static_cast<uint32_t>(value >> 32);
-    return generation == generations_[port].load(std::memory_order_relaxed) ? port : -1;
+    const uint32_t generation = generations_[port].load(std::memory_order_relaxed);
+    return (value >> kGenerationShift) == (generation & kGenerationMask) ? port : -1;
   }
-  // A port's hash slots: its current learned entries and its flushed ones not yet aged.
+  // A port's slots: its current learned entries and its flushed ones not yet aged.
   uint32_t Used(int port) const { return learned(static_cast<uint16_t>(port)) + flushed_[port]; }
   // Whether one more slot for `port` must come from the shared rest, and whether it has
   // one.
   bool BeyondReserve(int port) const { return Used(port) >= reserve_; }
   bool SharedFull() const { return shared_used() >= shared_capacity(); }
-  // A port takes / gives back one hash slot (a learned entry, `flushed`: a flushed one).
+  // A port takes / gives back one slot (a learned entry, `flushed`: a flushed one).
   void Take(int port, bool flushed);
   void Give(int port, bool flushed);
   void Changed() {
     version_.store(version_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
   }
-  // Adds a key to the hash; -1 when the table is full.
-  int32_t Insert(uint64_t key);
+  // Adds a key; -1 when the table is full.
+  int32_t Insert(uint64_t key, uint32_t value, uint32_t now);
   void AddStatics(int delta) {
     statics_.store(statics_.load(std::memory_order_relaxed) + delta, std::memory_order_relaxed);
   }
 
-  Fdb(rte_hash* hash, uint32_t capacity, uint32_t slots);
+  Fdb(std::unique_ptr<FdbTable> table, uint32_t capacity);
 
-  rte_hash* hash_;
+  std::unique_ptr<FdbTable> table_;
   uint32_t capacity_;
   uint32_t reserve_;
-  std::unique_ptr<Entry[]> entries_;
+  uint32_t age_cursor_ = 0;  // the bucket the next AgeSlice starts at
   std::array<std::atomic<uint32_t>, kMaxPorts> generations_{};
   std::array<std::atomic<uint32_t>, kMaxPorts> learned_{};
-  // Control thread only: per port, flushed entries still in the hash; over all ports, the
-  // slots beyond their reserves (sum of max(0, Used(p) - reserve_)).
+  // Control thread only: per port, flushed entries still in the table; over all ports,
+  // the slots beyond their reserves (sum of max(0, Used(p) - reserve_)).
   std::array<uint32_t, kMaxPorts> flushed_{};
   uint32_t beyond_reserve_ = 0;
   std::atomic<uint32_t> size_{0}, statics_{0};

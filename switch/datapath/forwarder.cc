@@ -91,12 +91,15 @@ template <bool kOffloadPort>
 inline void Forwarder::Classify(Burst& b, rte_mbuf** pkts, uint16_t n) {
   uint64_t rx_bytes = 0, malformed = 0, wrong_vlan = 0;
   const uint16_t untagged_vlan = table_->vlans.Ingress(b.in_port, false, 0);
-  // The current run's keys and sums live in registers until the run ends.
-  uint64_t run_src = 0, run_dst = 0;
+  // The current run's keys and sums live in registers until the run ends. run_head and
+  // run_tail: the first 14 bytes of its first frame as loaded (both MACs and the
+  // EtherType), when that frame was untagged (run_raw): an untagged frame with the same
+  // bytes continues the run without being classified again.
+  uint64_t run_src = 0, run_dst = 0, run_head = 0, run_tail = 0;
   uint32_t run_bytes = 0, run_max = 0;
   uint16_t run_len = 0;
   uint8_t run_encap = 0;
-  bool run_offload = false;
+  bool run_offload = false, run_raw = false;
   uint16_t nb_frames = 0, nb_runs = 0;
 
   for (uint16_t i = 0; i < n && i < kPrefetchAhead; ++i) {
@@ -120,6 +123,19 @@ inline void Forwarder::Classify(Burst& b, rte_mbuf** pkts, uint16_t n) {
     uint64_t head, tail;
     std::memcpy(&head, eth, 8);      // destination MAC, 2 bytes of source
     std::memcpy(&tail, eth + 6, 8);  // source MAC, EtherType
+    const bool offload = kOffloadPort && ((m->ol_flags & RTE_MBUF_F_RX_LRO) ||
+                                          (m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) ==
+                                              RTE_MBUF_F_RX_L4_CKSUM_NONE);
+    // [[likely]]: a frame mostly continues its run (a guest's burst is one or two
+    // conversations), and the run's end is the jump.
+    if (((head ^ run_head) | (tail ^ run_tail)) == 0 && run_raw &&
+        (!kOffloadPort || offload == run_offload)) [[likely]] {
+      b.frames[nb_frames++] = m;
+      ++run_len;
+      run_bytes += len;
+      run_max = std::max(run_max, len);
+      continue;
+    }
     const uint64_t src = KeyMac(tail);
     uint8_t encap = (tail >> 48) == kVlanTpid ? kTagged : kUntagged;
     // A tag must sit in the first segment.
@@ -138,23 +154,28 @@ inline void Forwarder::Classify(Burst& b, rte_mbuf** pkts, uint16_t n) {
     const uint64_t vlan_bits = uint64_t{vlan} << 48;
     const uint64_t src_key = src | vlan_bits;
     const uint64_t dst_key = KeyMac(head) | vlan_bits;
-    const bool offload = kOffloadPort && ((m->ol_flags & RTE_MBUF_F_RX_LRO) ||
-                                          (m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) ==
-                                              RTE_MBUF_F_RX_L4_CKSUM_NONE);
     b.frames[nb_frames] = m;
-    // [[likely]]: a frame mostly continues its run (a guest's burst is one or two
-    // conversations); the run's end is the jump.
+    // A tagged frame continuing a tagged run.
     if (((src_key ^ run_src) | (dst_key ^ run_dst)) == 0 && encap == run_encap &&
-        (!kOffloadPort || offload == run_offload) && nb_runs != 0) [[likely]] {
+        (!kOffloadPort || offload == run_offload) && nb_runs != 0) {
       ++run_len;
       run_bytes += len;
       run_max = std::max(run_max, len);
     } else {
       if (nb_runs != 0) b.runs[nb_runs - 1].Close(run_len, run_bytes, run_max);
+      // The run's look-ups start here, so that their cache misses overlap with the rest
+      // of the burst's classification.
+      b.keys[nb_runs] = src_key;
+      b.keys[kMaxBurst + nb_runs] = dst_key;
+      b.probes[nb_runs] = datapath_.fdb->Probe(src_key);
+      b.probes[kMaxBurst + nb_runs] = datapath_.fdb->Probe(dst_key);
       b.runs[nb_runs++] = {src_key, dst_key, 0, 0, nb_frames, 0, vlan, encap != kUntagged,
                            encap == kDoubleTagged, offload};
       run_src = src_key;
       run_dst = dst_key;
+      run_head = head;
+      run_tail = tail;
+      run_raw = encap == kUntagged;
       run_encap = encap;
       run_offload = offload;
       run_len = 1;
@@ -181,28 +202,18 @@ inline void Forwarder::LookUp(Burst& b) {
     b.src_hits = last_.hits & 1;
     b.dst_hits = last_.hits >> 1;
     b.ports[0] = last_.ports[0];
-    b.ports[1] = last_.ports[1];
+    b.ports[kMaxBurst] = last_.ports[1];
     b.positions[0] = last_.src_position;
     return;
   }
-  uint64_t keys[2 * kMaxBurst];
-  for (uint16_t r = 0; r < nb_runs; ++r) {
-    keys[r] = b.runs[r].src;
-    keys[nb_runs + r] = b.runs[r].dst;
-  }
-  if (2 * nb_runs <= Fdb::kMaxBulk) {
-    uint64_t hits = datapath_.fdb->LookupBulk(keys, 2 * nb_runs, b.ports, b.positions);
-    b.src_hits = hits & ((uint64_t{1} << nb_runs) - 1);  // nb_runs <= 32 here
-    b.dst_hits = hits >> nb_runs;
-  } else {
-    b.src_hits = datapath_.fdb->LookupBulk(keys, nb_runs, b.ports, b.positions);
-    b.dst_hits = datapath_.fdb->LookupBulk(keys + nb_runs, nb_runs, b.ports + nb_runs);
-  }
+  b.src_hits = datapath_.fdb->Resolve(b.keys, b.probes, nb_runs, b.ports, b.positions);
+  b.dst_hits = datapath_.fdb->Resolve(b.keys + kMaxBurst, b.probes + kMaxBurst, nb_runs,
+                                      b.ports + kMaxBurst);
   if (nb_runs == 1) {
     // The version was read before the lookup: a change during it shows at the next burst.
     const bool src_hit = b.src_hits & 1, dst_hit = b.dst_hits & 1;
     last_ = {version, b.runs[0].src, b.runs[0].dst, b.src_hits | (b.dst_hits << 1),
-             {src_hit ? b.ports[0] : uint16_t{0}, dst_hit ? b.ports[1] : uint16_t{0}},
+             {src_hit ? b.ports[0] : uint16_t{0}, dst_hit ? b.ports[kMaxBurst] : uint16_t{0}},
              src_hit ? b.positions[0] : -1};
   }
 }
@@ -239,7 +250,7 @@ inline bool Forwarder::AdmitSource(const Burst& b, const Run& run, rte_mbuf** fr
 inline void Forwarder::LearnSource(Burst& b, const Run& run, uint16_t r, Tally& tally) {
   const bool src_hit = (b.src_hits >> r) & 1;
   if (src_hit && !WantsLearn(b.in_port, false, true, b.ports[r])) {
-    datapath_.fdb->Touch(b.positions[r], b.now_seconds);  // current here: refreshed
+    datapath_.fdb->Touch(b.positions[r], run.src, b.now_seconds);  // current here: refreshed
     return;
   }
   // A port at its limit, or beyond its reserve of a full table, learns no new MAC; a move
@@ -259,7 +270,7 @@ inline void Forwarder::LearnSource(Burst& b, const Run& run, uint16_t r, Tally& 
 inline Verdict Forwarder::DecideRun(const Burst& b, const Run& run, uint16_t r) const {
   // The port is read only for a hit (a miss leaves it unwritten).
   if (((b.dst_hits >> r) & 1) == 0) return Decide(b.in_port, IsGroupKey(run.dst), false, 0);
-  return Decide(b.in_port, IsGroupKey(run.dst), true, b.ports[b.nb_runs + r]);
+  return Decide(b.in_port, IsGroupKey(run.dst), true, b.ports[kMaxBurst + r]);
 }
 
 inline void Forwarder::Dispatch(const Burst& b, const Run& run, rte_mbuf** run_frames,

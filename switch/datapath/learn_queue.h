@@ -23,6 +23,10 @@ struct LearnRequest {
 
 class LearnQueue {
  public:
+  // The ring the daemon gives each worker: what new sources arriving at 30 million a
+  // second ask between two of the control thread's polls (a millisecond apart).
+  static constexpr uint32_t kRingSize = 32768;
+
   static absl::StatusOr<std::unique_ptr<LearnQueue>> Create(const std::string& name,
                                                             uint32_t size);
   ~LearnQueue();

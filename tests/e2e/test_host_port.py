@@ -21,6 +21,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
 from harness import Daemon, Guest, in_netns, wait_for  # noqa: E402
+from netns_counters import csum_errors, send_udp, snmp  # noqa: E402
 
 PID = os.getpid()
 NS_A, NS_B = f"hvs-ha-{PID}", f"hvs-hb-{PID}"
@@ -30,38 +31,10 @@ N = 50
 COUNT, PAYLOAD, MSS = 6, 20000, 1448
 
 
-def snmp(netns):
-    """{"Udp": {...}, "Tcp": {...}, "Udp6": {...}} from /proc/net/snmp and snmp6."""
-    lines = in_netns(netns, "cat", "/proc/net/snmp").splitlines()
-    out = {}
-    for names, values in zip(lines[::2], lines[1::2]):
-        proto = names.split(":")[0]
-        out[proto] = dict(zip(names.split()[1:], map(int, values.split()[1:])))
-    out["Udp6"] = {}
-    for line in in_netns(netns, "cat", "/proc/net/snmp6").splitlines():
-        name, value = line.split()
-        if name.startswith("Udp6"):
-            out["Udp6"][name[4:]] = int(value)
-    return out
-
-
-def csum_errors(netns):
-    s = snmp(netns)
-    return {"tcp": s["Tcp"]["InCsumErrors"], "udp": s["Udp"]["InCsumErrors"],
-            "udp6": s["Udp6"]["InCsumErrors"]}
-
-
 def rx_packets(netns, iface):
     return int(in_netns(netns, "cat", f"/sys/class/net/{iface}/statistics/rx_packets"))
 
 
-UDP_SENDER = """
-import socket, sys
-family = socket.AF_INET6 if ':' in sys.argv[1] else socket.AF_INET
-s = socket.socket(family, socket.SOCK_DGRAM)
-for i in range(int(sys.argv[2])):
-    s.sendto(bytes([i % 251]) * int(sys.argv[3]), (sys.argv[1], 9))
-"""
 
 
 class HostPortTest(unittest.TestCase):
@@ -187,7 +160,7 @@ class HostPortTest(unittest.TestCase):
             proto = "Udp6" if ":" in address else "Udp"
             before = snmp(dst)[proto]
             partial = self.queue_stat("a" if src == NS_A else "b", "rx", "partial_csum")
-            in_netns(src, "python3", "-c", UDP_SENDER, address, str(N), "1000")
+            send_udp(src, address, N, 1000)
             wait_for(lambda: snmp(dst)[proto]["NoPorts"] >= before["NoPorts"] + N, 20,
                      f"{N} datagrams to {address}")
             after = snmp(dst)[proto]

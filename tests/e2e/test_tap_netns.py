@@ -18,6 +18,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
 from harness import Daemon, Guest, in_netns, wait_for  # noqa: E402
+import netns_counters  # noqa: E402
 
 A = "02:00:00:00:04:0a"
 NS = f"hvs-e2e-{os.getpid()}"
@@ -31,13 +32,7 @@ def ns(*cmd):
 
 
 def snmp():
-    """{"Udp": {...}, "Tcp": {...}} from the namespace's /proc/net/snmp."""
-    lines = ns("cat", "/proc/net/snmp").splitlines()
-    out = {}
-    for names, values in zip(lines[::2], lines[1::2]):
-        proto = names.split(":")[0]
-        out[proto] = dict(zip(names.split()[1:], map(int, values.split()[1:])))
-    return out
+    return netns_counters.snmp(NS)
 
 
 class TapNamespaceTest(unittest.TestCase):

@@ -367,7 +367,7 @@ struct Run {
     }
     if (bits & 2) g->fdb->FlushPort(p);
     if (bits & 4) now += 1;
-    if (bits & 8) g->fdb->Age(now, 1, [] {});
+    if (bits & 8) g->fdb->Age(now, 1);
     datapath.now_seconds.store(now);
   }
 
@@ -425,8 +425,8 @@ struct Run {
             "every capture copy back in its pool", rte_mempool_in_use_count(g->capture_pool));
     // The next input starts from an empty table.
     for (uint16_t p = 0; p < kPorts; ++p) g->fdb->FlushPort(p);
-    for (uint64_t key : statics) (void)g->fdb->Remove(key, [] {});
-    g->fdb->Age(now, 0, [] {});
+    for (uint64_t key : statics) (void)g->fdb->Remove(key);
+    g->fdb->Age(now, 0);
     Require(g->fdb->size() == 0, "the FDB empties", g->fdb->size());
   }
 };

@@ -91,8 +91,7 @@ class ForwarderTest : public ::testing::Test {
     datapath_.table.store(&table_);
     datapath_.learn_blocked_mask.store(0);
     datapath_.learn_full_mask.store(0);
-    learner_ = std::make_unique<Learner>(*fdb_, datapath_, std::vector<LearnQueue*>{learn_.get()},
-                                         [] {});
+    learner_ = std::make_unique<Learner>(*fdb_, datapath_, std::vector<LearnQueue*>{learn_.get()});
     for (uint16_t p = 0; p < kPorts; ++p) learner_->AddPort(p, specs_[p]);
     forwarder_ = std::make_unique<Forwarder>(datapath_, options, counters_, *learn_);
   }
@@ -1080,7 +1079,7 @@ TEST_F(ForwarderTest, MatchesReferenceModelOnRandomBursts) {
       fdb_table[key] = port;
     }
     EXPECT_EQ(fdb_table, model_table) << "config " << config;
-    fdb_->Age(now, 0, [] {});  // drop flushed entries so that size() counts current ones
+    fdb_->Age(now, 0);  // drop flushed entries so that size() counts current ones
     EXPECT_EQ(fdb_->size(), model.table().size()) << "config " << config;
     // The counters, port by port and reason by reason; and the invariant from them alone:
     // every frame received was forwarded or counted under a receive drop reason.

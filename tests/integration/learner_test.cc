@@ -36,8 +36,7 @@ class LearnerTest : public ::testing::Test {
     queue_ = *LearnQueue::Create(name + "queue", 1024);
     datapath_.fdb = fdb_.get();
     datapath_.up_mask.store((1u << kPorts) - 1);
-    learner_ = std::make_unique<Learner>(*fdb_, datapath_, std::vector<LearnQueue*>{queue_.get()},
-                                         [this] { ++grace_periods_; });
+    learner_ = std::make_unique<Learner>(*fdb_, datapath_, std::vector<LearnQueue*>{queue_.get()});
   }
 
   void AddPorts(std::vector<PortSpec> specs) {
@@ -75,7 +74,6 @@ class LearnerTest : public ::testing::Test {
   std::unique_ptr<LearnQueue> queue_;
   Datapath datapath_;
   std::unique_ptr<Learner> learner_;
-  int grace_periods_ = 0;
   uint64_t tsc_ = 0;
 };
 
@@ -169,7 +167,7 @@ TEST_F(LearnerTest, APortDownReleasesTheLockForTheNextGuest) {
 }
 
 // Removing a port: what its workers asked before is applied, then every entry of the port
-// goes, static ones too (each removal after a grace period), and its security is lifted.
+// goes, static ones too, and its security is lifted.
 // A request still queued for the empty slot is ignored.
 TEST_F(LearnerTest, RemovePortForgetsItsMacsStaticOnesTooAndItsSecurity) {
   std::vector<PortSpec> specs(kPorts);
@@ -183,7 +181,6 @@ TEST_F(LearnerTest, RemovePortForgetsItsMacsStaticOnesTooAndItsSecurity) {
   EXPECT_EQ(PortOf(kA), -1);
   EXPECT_EQ(PortOf(kS), -1);
   EXPECT_TRUE(learner_->Entries().empty());
-  EXPECT_EQ(grace_periods_, 1);
   EXPECT_EQ(datapath_.port_macs[2].count.load(), 0u);
   Learn(kB, 2);
   EXPECT_EQ(PortOf(kB), -1);

@@ -3,13 +3,15 @@
 // -> (pipeline or bare loop) -> port B's transmit ring -> back into A's receive ring.
 // The FDB holds N learned MACs (half behind A as sources, half behind B as destinations)
 // and the frames' addresses are drawn at random from them, so larger tables mean lookups
-// all over the table.
+// all over the table: every frame a pair of its own ("random pairs"), or runs of 8-32
+// frames of one pair, as guests send ("runs").
 //
 //   pipeline_bench [--benchmark_* flags]      Google Benchmark: ns, cycles per packet
 //   pipeline_bench --instructions=CASE --packets=N
-//       runs CASE (bare, or the MAC count) for N packets inside MeasuredLoop, for
-//       `valgrind --tool=callgrind --toggle-collect='*MeasuredLoop*'` to count
-//       instructions per packet (this VM has no hardware counters).
+//       runs CASE (bare, the MAC count: random pairs, or the MAC count and ":runs") for N
+//       packets inside MeasuredLoop, for `valgrind --tool=callgrind
+//       --toggle-collect='*MeasuredLoop*'` to count instructions per packet (this VM has
+//       no hardware counters).
 #include <benchmark/benchmark.h>
 #include <rte_cycles.h>
 #include <rte_eal.h>
@@ -40,8 +42,8 @@ constexpr uint16_t kBurst = 32;
 
 class Rig {
  public:
-  // macs == 0: no FDB (the bare loop).
-  explicit Rig(uint32_t macs) {
+  // macs == 0: no FDB (the bare loop). runs: frames come in runs of 8-32 of one pair.
+  explicit Rig(uint32_t macs, bool runs = false) {
     static int instance = 0;
     std::string name = "rig" + std::to_string(++instance);
     pool_ = rte_pktmbuf_pool_create((name + "pool").c_str(), kFrames * 2, 256, 0,
@@ -53,7 +55,8 @@ class Rig {
     auto src_mac = [](uint32_t i) { return (uint64_t{i} << 16) | 0x0200; };
     auto dst_mac = [](uint32_t i) { return (uint64_t{i} << 16) | 0x0600; };
     if (macs != 0) {
-      fdb_ = *Fdb::Create(name + "fdb", std::max<uint32_t>(macs, 64));
+      // Room for every MAC beyond the ports' reserves: all of them are learned.
+      fdb_ = *Fdb::Create(name + "fdb", macs + kMaxPorts * 256);
       for (uint32_t i = 0; i < half; ++i) {
         fdb_->Learn(src_mac(i), 0, 0);
         fdb_->Learn(dst_mac(i), 1, 0);
@@ -69,8 +72,12 @@ class Rig {
     }
     std::mt19937 rng(1);
     std::vector<rte_mbuf*> frames;
-    for (unsigned i = 0; i < kFrames; ++i) {
-      frames.push_back(MakeFrame(pool_, {src_mac(rng() % half), dst_mac(rng() % half), -1, 50}));
+    while (frames.size() < kFrames) {
+      const uint64_t src = src_mac(rng() % half), dst = dst_mac(rng() % half);
+      const size_t run = runs ? 8 + rng() % 25 : 1;
+      for (size_t i = 0; i < run && frames.size() < kFrames; ++i) {
+        frames.push_back(MakeFrame(pool_, {src, dst, -1, 50}));
+      }
     }
     if (a_->Inject(0, frames.data(), kFrames) != kFrames) std::abort();
   }
@@ -107,8 +114,8 @@ class Rig {
   std::unique_ptr<Forwarder> forwarder_;
 };
 
-void Run(benchmark::State& state, uint32_t macs) {
-  Rig rig(macs);
+void Run(benchmark::State& state, uint32_t macs, bool runs = false) {
+  Rig rig(macs, runs);
   for (unsigned i = 0; i < kFrames / kBurst; ++i) rig.Step();  // warm up: every frame once
   uint64_t packets = 0, cycles = 0;
   for (auto _ : state) {
@@ -124,8 +131,12 @@ void Run(benchmark::State& state, uint32_t macs) {
 
 void BM_BareLoop(benchmark::State& state) { Run(state, 0); }
 void BM_Pipeline(benchmark::State& state) { Run(state, static_cast<uint32_t>(state.range(0))); }
+void BM_PipelineRuns(benchmark::State& state) {
+  Run(state, static_cast<uint32_t>(state.range(0)), true);
+}
 BENCHMARK(BM_BareLoop);
 BENCHMARK(BM_Pipeline)->Arg(2)->Arg(1000)->Arg(100000)->Arg(1000000);
+BENCHMARK(BM_PipelineRuns)->Arg(1000)->Arg(100000)->Arg(1000000);
 
 __attribute__((noinline)) uint64_t MeasuredLoop(Rig& rig, uint64_t packets) {
   uint64_t done = 0;
@@ -152,7 +163,7 @@ int main(int argc, char** argv) {
   if (instructions != nullptr) {
     uint32_t macs = std::strcmp(instructions, "bare") == 0 ? 0 : std::atoi(instructions);
     {
-      hvswitch::Rig rig(macs);
+      hvswitch::Rig rig(macs, std::strstr(instructions, ":runs") != nullptr);
       for (unsigned i = 0; i < hvswitch::kFrames / hvswitch::kBurst; ++i) rig.Step();
       uint64_t done = hvswitch::MeasuredLoop(rig, packets);
       std::printf("packets %llu\n", static_cast<unsigned long long>(done));

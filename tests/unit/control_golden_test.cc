@@ -166,7 +166,7 @@ TEST_F(ControlGoldenTest, PortCommands) {
       {"port add x vhost-user path=$DIR/x.sock",
        R"j({"error":"exists","ok":false})j"},
       {"port add z bogus",
-       R"j({"error":"port 'z': unknown type 'bogus' (expected vhost-user, memif, host or dpdk)",)j"
+       R"j({"error":"port 'z': unknown type 'bogus' (expected vhost-user, memif, host, netdev or dpdk)",)j"
        R"j("ok":false})j"},
       {"port add p,type=dpdk,devargs=net_pcap0,tx_pcap=/etc/shadow",
        R"j({"denied":true,"error":"permission denied: type=dpdk ports (devices) need root; the )j"

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <rte_ethdev.h>
+
 #include "ports/port.h"
 #include "ports/port_spec.h"
 
@@ -17,6 +19,7 @@ namespace hvswitch {
 namespace {
 
 using ::testing::ElementsAre;
+using ::testing::HasSubstr;
 
 std::vector<std::string> TypeNames() {
   std::vector<std::string> names;
@@ -24,9 +27,9 @@ std::vector<std::string> TypeNames() {
   return names;
 }
 
-// The order is the one help and errors list ("vhost-user, memif, host or dpdk").
+// The order is the one help and errors list ("vhost-user, memif, host, netdev or dpdk").
 TEST(PortDriverTest, RegistryOrderAndLookup) {
-  EXPECT_THAT(TypeNames(), ElementsAre("vhost-user", "memif", "host", "dpdk"));
+  EXPECT_THAT(TypeNames(), ElementsAre("vhost-user", "memif", "host", "netdev", "dpdk"));
   for (const PortDriver* driver : PortDrivers()) {
     EXPECT_EQ(FindPortDriver(driver->type()), driver);
   }
@@ -70,6 +73,9 @@ TEST(PortDriverTest, ToStringReadsBackForEachDriver) {
       {"host",
        {"h,type=host,iface=hvs0", "h,type=host,iface=hvs0,netns=blue,queues=2,mtu=9000",
         "h,type=host,iface=h1,netns=/proc/1/ns/net,vlan=5,learn_limit=4"}},
+      {"netdev",
+       {"n,type=netdev,iface=veth0", "n,type=netdev,iface=veth0,netns=red,queues=4,mtu=9000",
+        "n,type=netdev,iface=eth1,netns=/proc/1/ns/net,trunk=10-20,native=1,quota=1024"}},
       {"dpdk",
        {"d,type=dpdk,devargs=net_null0", "d,type=dpdk,mtu=9000,queues=4,devargs=0000:03:00.0",
         "d,type=dpdk,lock=1,devargs=net_tap0,iface=x,path=/y"}},
@@ -145,6 +151,58 @@ TEST(PortDriverTest, WhatEachTypeDecidesWithoutADevice) {
   csum.nic.csum = true;
   EXPECT_TRUE(nic.driver->Flags(nic, csum).tx_prepare);
   EXPECT_FALSE(nic.driver->Flags(nic, {}).tx_prepare);
+
+  const PortSpec netdev = *ParsePortSpec("v,type=netdev,iface=veth0,netns=red,queues=2");
+  EXPECT_EQ(netdev.role(), PortRole::kDevice);
+  EXPECT_EQ(QueuesFor(netdev, 4, 512, 256).nb_rxq, 2);
+  EXPECT_EQ(QueuesFor(netdev, 4, 512, 256).nb_txq, 4);  // the workers share its sockets
+  EXPECT_EQ(netdev.Traits().endpoint, "red:veth0");
+  EXPECT_FALSE(netdev.Traits().socket.has_value());
+  EXPECT_FALSE(netdev.Traits().fills_rx_rings);
+  EXPECT_THAT(*netdev.Traits().root_only, HasSubstr("type=netdev"));
+  EXPECT_EQ(netdev.LearnLimit(), 0u);  // a veth may carry a whole namespace's bridge
+  EXPECT_TRUE(netdev.driver->Flags(netdev, offloading).rx_offload);
+}
+
+// The device offers what the virtio-net header carries: both kernel types take all of it
+// (checksums and TSO both ways), and say nothing of a device that offers less.
+TEST(PortDriverTest, KernelPortsTakeEveryOffloadTheHeaderCarries) {
+  for (const char* text : {"h,type=host,iface=h0", "n,type=netdev,iface=veth0"}) {
+    const PortSpec spec = *ParsePortSpec(text);
+    rte_eth_dev_info info{};
+    info.rx_offload_capa = RTE_ETH_RX_OFFLOAD_TCP_CKSUM | RTE_ETH_RX_OFFLOAD_UDP_CKSUM |
+                           RTE_ETH_RX_OFFLOAD_TCP_LRO | RTE_ETH_RX_OFFLOAD_SCATTER;
+    info.tx_offload_capa = RTE_ETH_TX_OFFLOAD_TCP_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM |
+                           RTE_ETH_TX_OFFLOAD_TCP_TSO;
+    info.max_lro_pkt_size = 65553;
+    rte_eth_conf conf{};
+    const DeviceSetup setup = spec.driver->Configure(spec, info, conf);
+    EXPECT_TRUE(setup.rx_offload) << text;
+    EXPECT_TRUE(setup.nic.csum && setup.nic.tso4 && setup.nic.tso6) << text;
+    EXPECT_TRUE(conf.rxmode.offloads & RTE_ETH_RX_OFFLOAD_TCP_LRO) << text;
+    EXPECT_EQ(conf.rxmode.max_lro_pkt_size, 65553u) << text;
+    EXPECT_TRUE(setup.caveat.empty()) << text;
+    rte_eth_dev_info less{};
+    rte_eth_conf untouched{};
+    EXPECT_FALSE(spec.driver->Configure(spec, less, untouched).rx_offload) << text;
+    EXPECT_EQ(untouched.rxmode.offloads, 0u) << text;
+  }
+}
+
+// DPDK's af_packet PMD loses the kernel's checksum state: the operator is told at start,
+// and pointed to type=netdev; other DPDK devices carry no such note.
+TEST(PortDriverTest, DpdkAfPacketPortsCarryTheirChecksumCaveat) {
+  const PortSpec spec = *ParsePortSpec("u,type=dpdk,devargs=net_af_packet0,iface=veth0");
+  rte_eth_dev_info info{};
+  info.driver_name = "net_af_packet";
+  rte_eth_conf conf{};
+  const std::string caveat = spec.driver->Configure(spec, info, conf).caveat;
+  EXPECT_THAT(caveat, HasSubstr("partial checksums"));
+  EXPECT_THAT(caveat, HasSubstr("type=netdev"));
+  for (const char* other : {"net_tap", "net_null", "net_ring"}) {
+    info.driver_name = other;
+    EXPECT_TRUE(spec.driver->Configure(spec, info, conf).caveat.empty()) << other;
+  }
 }
 
 // A spec without a driver (the data path's tests): a device's role, no socket.

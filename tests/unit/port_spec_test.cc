@@ -223,7 +223,19 @@ INSTANTIATE_TEST_SUITE_P(
         BadSpec{"p1,type=memif,path=/s,tx_retries=33", "tx_retries must be a number from 0 to 32"},
         BadSpec{"p1,type=memif,path=/s,tx_retries=-1", "tx_retries must be"},
         BadSpec{"p1,type=vhost-user,path=/s,tx_retries", "key 'tx_retries' needs a value"},
-        BadSpec{"p1,type=dpdk,tx_retries=x,devargs=net_null0", "tx_retries must be"}));
+        BadSpec{"p1,type=dpdk,tx_retries=x,devargs=net_null0", "tx_retries must be"},
+        BadSpec{"p1,type=netdev", "missing iface= (the existing kernel interface to attach to)"},
+        BadSpec{"p1,type=host", "missing iface= (the kernel interface to create)"},
+        BadSpec{"p1,type=netdev,iface=", "iface '' is not an interface name"},
+        BadSpec{"p1,type=netdev,iface=veth0:1", "iface 'veth0:1' is not an interface name"},
+        BadSpec{"p1,type=netdev,iface=sixteen-chars-xx", "is not an interface name"},
+        BadSpec{"p1,type=netdev,iface=a b", "is not an interface name"},
+        BadSpec{"p1,type=netdev,iface=v,netns=a/b", "netns 'a/b' is neither"},
+        BadSpec{"p1,type=netdev,iface=v,netns=..", "netns '..' is neither"},
+        BadSpec{"p1,type=netdev,iface=v,queues=17", "queues must be"},
+        BadSpec{"p1,type=netdev,iface=v,path=/s", "'path' does not apply"},
+        BadSpec{"p1,type=netdev,iface=v,devargs=net_null0", "'devargs' does not apply"},
+        BadSpec{"p1,type=vhost-user,path=/s,iface=v", "'iface' does not apply"}));
 
 TEST(PortDevargsTest, EachTypeMapsToItsPmd) {
   PortSpec vhost = *ParsePortSpec("vm1,type=vhost-user,path=/r/vm1.sock,client=1");
@@ -234,6 +246,12 @@ TEST(PortDevargsTest, EachTypeMapsToItsPmd) {
             "net_memif0,role=server,socket=/r/m.sock,socket-abstract=no,id=2");
   PortSpec dpdk = *ParsePortSpec("n,type=dpdk,devargs=net_tap0,iface=hvs0");
   EXPECT_EQ(PortDevargs(dpdk, 0), "net_tap0,iface=hvs0");
+  PortSpec host = *ParsePortSpec("h,type=host,iface=hvs0,netns=blue,queues=2");
+  EXPECT_EQ(PortDevargs(host, 1), "net_hvs_tap1,iface=hvs0,queues=2,netns=blue");
+  PortSpec netdev = *ParsePortSpec("v,type=netdev,iface=veth0,netns=/proc/7/ns/net");
+  EXPECT_EQ(PortDevargs(netdev, 5), "net_hvs_packet5,iface=veth0,queues=1,netns=/proc/7/ns/net");
+  EXPECT_EQ(PortDevargs(*ParsePortSpec("v,type=netdev,iface=eth1,queues=3"), 0),
+            "net_hvs_packet0,iface=eth1,queues=3");
 }
 
 TEST(PortDevargsTest, RecognisesPciAddresses) {

@@ -4,12 +4,13 @@ namespaces through hvswitch's kernel ports, the Linux bridge and Open vSwitch-DP
 alternating runs. By hand, under the CPU lock for the whole set; never a pass/fail test:
 
     flock /tmp/cpu-bench.lock python3 tests/perf/latency.py \\
-        --variants bridge,hvs-host,hvs-tap,hvs-afpacket,ovs-afpacket --runs 5 --seconds 10
+        --variants bridge,hvs-netdev,hvs-host,hvs-tap,ovs-afpacket,ovs-tap --runs 5 --seconds 10
 
 Namespaces a (10.8.0.1) and b (10.8.0.2) and a switch namespace s; every run builds its
 variant's interfaces afresh and removes them after:
 
   bridge        veth pairs, namespace ends in a and b, the others in a Linux bridge in s
+  hvs-netdev    hvswitch (in s) with two `type=netdev` ports on the veths' ends in s
   hvs-host      hvswitch (in s) with two `type=host` ports whose taps it creates in a, b
   hvs-tap       hvswitch with two `net_tap` ports (`type=dpdk`), taps moved into a, b
   hvs-afpacket  hvswitch with two `net_af_packet` ports on the veths' ends in s
@@ -114,7 +115,11 @@ class Hvswitch:
         extra += [f"--{k}={v}" for k, v in settings.items() if k in HVS_DAEMON_KEYS]
         port_opts = "".join(f",{k}={v}" for k, v in settings.items() if k not in HVS_DAEMON_KEYS)
         self.veths = None
-        if kind == "afpacket":
+        if kind == "netdev":
+            self.veths = Veths(args.veth_offloads == "on")
+            self.ifaces = self.veths.ifaces
+            ports = [f"{k},type=netdev,iface={self.veths.peers[k]}{port_opts}" for k in "ab"]
+        elif kind == "afpacket":
             self.veths = Veths(args.veth_offloads == "on")
             self.ifaces = self.veths.ifaces
             ports = [f"{k},type=dpdk{port_opts},devargs=net_af_packet{i},"
@@ -270,7 +275,8 @@ def spinners(cpus):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--variants", default="bridge,hvs-host,hvs-tap,hvs-afpacket,ovs-afpacket")
+    ap.add_argument("--variants",
+                    default="bridge,hvs-netdev,hvs-host,hvs-tap,ovs-afpacket,ovs-tap")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--seconds", type=int, default=10)
     ap.add_argument("--size", type=int, default=64, help="sockperf message size (UDP payload)")
@@ -284,7 +290,8 @@ def main():
     specs = args.variants.split(",")
     for spec in specs:
         make_name = split_variant(spec)[0]
-        if make_name not in ("bridge", "hvs-host", "hvs-tap", "hvs-afpacket", "ovs-afpacket",
+        if make_name not in ("bridge", "hvs-netdev", "hvs-host", "hvs-tap", "hvs-afpacket",
+                             "ovs-afpacket",
                              "ovs-system", "ovs-tap"):
             ap.error(f"unknown variant {spec}")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))

@@ -30,7 +30,9 @@ so that no run starts from the ssthresh of the one before. Variants:
 A variant may carry settings after slashes: for hvswitch, daemon options
 (`hvs-none/tx_flush_us=50`) or keys of the guests' port specs (`hvs-none/tx_retries=0`);
 for OVS, Open_vSwitch other_config keys (`ovs/tx-flush-interval=50`) or options of the
-guests' interfaces (`ovs/tx-retries-max=0`).
+guests' interfaces (`ovs/tx-retries-max=0`); for testpmd, `app=ARGS` (its command line) and
+`tx_retries=N` (io forwarding with retry: N retries of a partly sent burst, 2 us apart;
+without it testpmd drops what the ring does not take at once).
 
 Placement (the same for every variant): the switch's poll-mode core on --switch-cpu
 (hvswitch --lcores, OVS pmd-cpu-mask, testpmd's forwarding lcore), both QEMUs on
@@ -229,6 +231,9 @@ class TestpmdVariant:
         eal = [f"--lcores=0@{args.guest_cpus.split(',')[0]},1@{args.switch_cpu}",
                f"--file-prefix=hvs-oc-io-{os.getpid()}"] + [f"--vdev={v}" for v in vdevs]
         self.pmd = loopback.Testpmd(eal, ["--forward-mode=io", *settings.get("app", "").split()])
+        if "tx_retries" in settings:  # io forwarding with retry, as hvswitch's (2 us each)
+            self.pmd.cmd("set fwd io retry")
+            self.pmd.cmd(f"set burst tx delay 2 retry {int(settings['tx_retries'])}")
         self.pmd.cmd("start")
 
     def wait_links(self):

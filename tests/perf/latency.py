@@ -82,6 +82,8 @@ class Veths:
                "peer", "name", self.peers[k], "netns", NS["s"])
             if not offloads:
                 in_netns(NS[k], "ethtool", "-K", self.ifaces[k], "tx", "off")
+            # Both ends up: a type=netdev port follows the veth's carrier.
+            sh("ip", "-n", NS[k], "link", "set", self.ifaces[k], "up")
             sh("ip", "-n", NS["s"], "link", "set", self.peers[k], "up")
 
     def remove(self):

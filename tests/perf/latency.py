@@ -36,6 +36,10 @@ both on the other CPU: the switch core busy-polls). --spin-cpus runs a SCHED_IDL
 loop on those CPUs, so that they never halt while waiting: it separates what the wake-up
 of an idle vCPU costs (an interrupt to a halted vCPU on this VM) from the switches' own.
 
+    python3 tests/perf/latency.py --report FILE.json [FILE.json ...]
+
+pools the runs of such files per variant (batches run one at a time under the lock).
+
 Reported per run: sockperf's one-way latency (half the round trip, as sockperf prints
 it: avg, p50, p99, p99.9, max) and the messages exchanged; per variant the medians over
 runs and the ratios of the medians to the bridge's. Raw figures in --out (JSON).
@@ -277,7 +281,37 @@ def spinners(cpus):
     return procs
 
 
+def summarize(results):
+    """Per variant: the medians over runs [min-max] and their ratios to the bridge's."""
+    print("\nsummary: one-way latency, median over runs [min-max], us")
+    medians = {spec: {k: statistics.median(r[k] for r in runs) for k in ("p50", "p99", "avg")}
+               for spec, runs in results.items() if runs}
+    base = next((m for spec, m in medians.items() if spec.split("/")[0] == "bridge"), None)
+    for spec, runs in results.items():
+        if not runs:
+            continue
+        med = medians[spec]
+        ratio = (f"   x bridge: p50 {med['p50'] / base['p50']:.2f}, p99 "
+                 f"{med['p99'] / base['p99']:.2f}") if base else ""
+        print(f"  {spec:26s} runs {len(runs)}  p50 {med['p50']:6.2f} [{min(r['p50'] for r in runs):.2f}-"
+              f"{max(r['p50'] for r in runs):.2f}]  p99 {med['p99']:6.2f} "
+              f"[{min(r['p99'] for r in runs):.2f}-{max(r['p99'] for r in runs):.2f}]  avg "
+              f"{med['avg']:6.2f}{ratio}")
+
+
+def report(paths):
+    """Pools the runs of --out files (batches run one at a time) per variant."""
+    pooled = {}
+    for path in paths:
+        with open(path) as f:
+            for spec, runs in json.load(f)["runs"].items():
+                pooled.setdefault(spec, []).extend(runs)
+    summarize(dict(sorted(pooled.items(), key=lambda kv: kv[0] != "bridge")))
+
+
 def main():
+    if sys.argv[1:2] == ["--report"]:
+        return report(sys.argv[2:])
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--variants",
                     default="bridge,hvs-netdev,hvs-host,ovs-afpacket,ovs-tap")
@@ -332,20 +366,7 @@ def main():
             p.wait()
         for ns in NS.values():
             subprocess.run(["ip", "netns", "del", ns], check=False)
-    print("\nsummary: one-way latency, median over runs [min-max], us")
-    medians = {spec: {k: statistics.median(r[k] for r in runs) for k in ("p50", "p99", "avg")}
-               for spec, runs in results.items() if runs}
-    base = next((m for spec, m in medians.items() if spec.split("/")[0] == "bridge"), None)
-    for spec, runs in results.items():
-        if not runs:
-            continue
-        med = medians[spec]
-        ratio = (f"   x bridge: p50 {med['p50'] / base['p50']:.2f}, p99 "
-                 f"{med['p99'] / base['p99']:.2f}") if base else ""
-        print(f"  {spec:26s} p50 {med['p50']:6.2f} [{min(r['p50'] for r in runs):.2f}-"
-              f"{max(r['p50'] for r in runs):.2f}]  p99 {med['p99']:6.2f} "
-              f"[{min(r['p99'] for r in runs):.2f}-{max(r['p99'] for r in runs):.2f}]  avg "
-              f"{med['avg']:6.2f}{ratio}")
+    summarize(results)
     print(f"raw figures: {args.out}")
 
 

@@ -62,6 +62,7 @@ import glob
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import statistics
@@ -349,6 +350,7 @@ class Rig:
     def stop(self):
         self.shutdown()
         subprocess.run(["ip", "netns", "del", self.ns], check=False)
+        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 def consoles(rig):

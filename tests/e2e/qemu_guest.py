@@ -29,13 +29,15 @@ def kvm_works():
 
 
 class QemuGuest:
-    def __init__(self, name, socket_path, index, memory_mb=384, cpus=None, server=False):
+    def __init__(self, name, socket_path, index, memory_mb=384, cpus=None, server=False,
+                 device_extra=""):
         """Guest `index` (1..) gets MAC 52:54:00:00:01:<index>, 10.0.1.<index>/24 and
         fd01::<index>/64. Its virtio-net device offers everything hvswitch's vhost-user
         port does (checksums, TSO); `ethtool -K eth0 ...` in the guest turns them off.
         `cpus`: a taskset CPU list for QEMU (keep it off the switch's worker core).
         `server`: QEMU creates the socket (chardev server=on, as the README's recommended
-        set-up with a client=1 port); else it connects to hvswitch's."""
+        set-up with a client=1 port); else it connects to hvswitch's.
+        `device_extra`: more virtio-net-pci properties (",rx_queue_size=1024")."""
         self.name = name
         self.index = index
         self.mac = f"52:54:00:00:01:{index:02x}"
@@ -43,7 +45,7 @@ class QemuGuest:
         self.ip6 = f"fd01::{index}"
         device = (f"virtio-net-pci,netdev=net0,mac={self.mac},romfile=,"
                   # MSI-X vector notifiers crash QEMU 7.2 with vhost-user under TCG
-                  "vectors=0")
+                  "vectors=0" + device_extra)
         accel = "kvm" if kvm_works() else "tcg"
         args = (["taskset", "-c", cpus] if cpus else []) + [
                 "qemu-system-x86_64", "-machine", f"q35,accel={accel}",

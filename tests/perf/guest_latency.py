@@ -18,7 +18,8 @@ Timing is this benchmark's purpose; nothing here is a pass/fail test. --smoke ru
 short round and only checks that numbers come out (CI).
 
 usage: guest_latency.py [--kind vhost-user|memif] [--rounds 5] [--seconds 2]
-                        [--loads 0.01,0.5,0.9] [--size 64] [--smoke]
+                        [--loads 0.01,0.5,0.9] [--size 64] [--hvswitch-args ARGS]
+                        [--smoke]
 """
 import argparse
 import json
@@ -87,7 +88,7 @@ class ProbeGuest:
 
 
 class Switch:
-    def __init__(self, name, kind, cpu, guest_cpu):
+    def __init__(self, name, kind, cpu, guest_cpu, extra=()):
         self.dir = tempfile.mkdtemp(prefix=f"hvs-lat-{name}-")
         self.sockets = [os.path.join(self.dir, f"p{i}.sock") for i in range(2)]
         self.log = open(os.path.join(self.dir, "switch.log"), "wb")
@@ -96,7 +97,8 @@ class Switch:
             self.proc = loopback.start(
                 [loopback.HVSWITCH, *ports, f"--lcores={cpu}", "--metrics_address=none",
                  f"--ctl_socket={self.dir}/hvswitch.ctl",
-                 f"--eal=--no-huge -m 1024 --file-prefix=hvs-lat-sw-{os.getpid()}"],
+                 f"--eal=--no-huge -m 1024 --file-prefix=hvs-lat-sw-{os.getpid()}",
+                 *extra],
                 stdout=self.log, stderr=subprocess.STDOUT)
         else:
             if kind == "vhost-user":
@@ -128,7 +130,8 @@ class Switch:
 
 def run_round(name, args, rates, size):
     """One switch and guest: [(label, answer)] for saturation, then each rate."""
-    sw = Switch(name, args.kind, args.switch_cpu, args.guest_cpu)
+    sw = Switch(name, args.kind, args.switch_cpu, args.guest_cpu,
+                args.hvswitch_args.split() if name == "hvswitch" else ())
     guest = None
     try:
         time.sleep(0.5)
@@ -160,6 +163,8 @@ def main():
     ap.add_argument("--switch-cpu", type=int, default=os.cpu_count() - 1)
     ap.add_argument("--guest-cpu", type=int, default=0)
     ap.add_argument("--saturation-count", type=int, default=1000000)
+    ap.add_argument("--hvswitch-args", default="",
+                    help="more hvswitch options, e.g. --control_cpus=1")
     ap.add_argument("--smoke", action="store_true", help="one short round; checks numbers")
     args = ap.parse_args()
     if args.smoke:

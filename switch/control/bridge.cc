@@ -345,6 +345,7 @@ void Bridge::FollowLinks() {
 
 BridgeSnapshot Bridge::Snapshot() const {
   BridgeSnapshot snap;
+  snap.tsc_hz = rte_get_tsc_hz();
   snap[SwitchStat::kMbufs] = slots_->shared_pool()->size;
   snap[SwitchStat::kMbufsInUse] = rte_mempool_in_use_count(slots_->shared_pool());
   uint64_t up_mask = datapath_.up_mask.load(std::memory_order_relaxed);

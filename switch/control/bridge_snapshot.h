@@ -39,6 +39,7 @@ struct BridgeSnapshot {
   std::vector<PortSnapshot> ports;
   std::vector<CoreSnapshot> cores;  // one per worker
   std::array<uint64_t, kSwitchStats> stats{};  // by SwitchStat: FDB, buffers, capture
+  uint64_t tsc_hz = 0;  // for counters in TSC cycles exported as seconds
 
   uint64_t& operator[](SwitchStat s) { return stats[static_cast<size_t>(s)]; }
   uint64_t operator[](SwitchStat s) const { return stats[static_cast<size_t>(s)]; }

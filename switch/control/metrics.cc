@@ -43,7 +43,7 @@ std::vector<ClientMetric::Label> LabelsOf(ClientMetric::Label first, const Metri
 // and owner (port or core), the value taken by `value(owner, cell index)`.
 template <size_t N, typename Owners, typename Label, typename Value>
 void AddFamilies(const std::array<CounterInfo, N>& table, const Owners& owners, Label label,
-                 Value value, std::vector<MetricFamily>& out) {
+                 Value value, uint64_t tsc_hz, std::vector<MetricFamily>& out) {
   for (size_t first = 0; first < N;) {
     size_t end = first + 1;
     while (end < N && table[end].family == table[first].family) ++end;
@@ -51,8 +51,9 @@ void AddFamilies(const std::array<CounterInfo, N>& table, const Owners& owners, 
                                  TypeOf(table[first].kind));
     for (const auto& owner : owners) {
       for (size_t i = first; i < end; ++i) {
-        AddSample(family, LabelsOf(label(owner), table[i].labels),
-                  static_cast<double>(value(owner, i)));
+        double sample = static_cast<double>(value(owner, i));
+        if (table[i].tsc_seconds) sample = tsc_hz == 0 ? 0 : sample / static_cast<double>(tsc_hz);
+        AddSample(family, LabelsOf(label(owner), table[i].labels), sample);
       }
     }
     out.push_back(std::move(family));
@@ -90,7 +91,8 @@ ClientMetric::Label CoreLabel(const CoreSnapshot& core) {
 
 void AddPortCounters(const BridgeSnapshot& snap, std::vector<MetricFamily>& out) {
   AddFamilies(kPortCounterInfo, snap.ports, PortLabel,
-              [](const PortSnapshot& p, size_t i) { return p.totals.counts[i]; }, out);
+              [](const PortSnapshot& p, size_t i) { return p.totals.counts[i]; }, snap.tsc_hz,
+              out);
   MetricFamily rx_drop = Family(kRxDropFamily, kRxDropHelp, MetricType::Counter);
   MetricFamily tx_drop = Family(kTxDropFamily, kTxDropHelp, MetricType::Counter);
   for (const PortSnapshot& port : snap.ports) {
@@ -158,7 +160,8 @@ void AddPortGauges(const BridgeSnapshot& snap, std::vector<MetricFamily>& out) {
 // The cores' counters and their receive burst sizes (the only histogram).
 void AddCores(const BridgeSnapshot& snap, std::vector<MetricFamily>& out) {
   AddFamilies(kCoreCounterInfo, snap.cores, CoreLabel,
-              [](const CoreSnapshot& core, size_t i) { return core.counts[i]; }, out);
+              [](const CoreSnapshot& core, size_t i) { return core.counts[i]; }, snap.tsc_hz,
+              out);
   MetricFamily bursts = Family(
       "hvswitch_core_rx_burst_size",
       "Frames per receive call that returned any, per worker core. Mostly 1-4 with a busy "

@@ -62,6 +62,9 @@ struct CounterInfo {
   std::string_view help;    // on the family's first cell only
   MetricKind kind;
   uint8_t shown;            // Shown bits
+  // A family named *_seconds_total counts TSC cycles and is exported in seconds (JSON and
+  // telemetry keep the cycles).
+  bool tsc_seconds = family.ends_with("_seconds_total");
 };
 
 enum class CountedBy : uint8_t { kWorker, kDevice };
@@ -153,6 +156,14 @@ struct DropInfo {
     "frames to every destination waited in the kernel's or NIC's queue, which drops what " \
     "does not fit (the interface's or NIC's own drop counters). Set tx_retries=0 on a "    \
     "destination the port must not wait for.",                                            \
+    kJsonDetail | kTelemetryDetail)                                                       \
+  /* What a port's frames cost: worker time from the receive call that returned them  */ \
+  /* to their forwarding done (lookup, learning, copies, software offloads, floods).   */ \
+  X(kCpuCycles, "cpu_cycles", "hvswitch_port_cpu_seconds_total", Labels(),                \
+    "Worker CPU time spent on the frames received from the port: the receive call that "  \
+    "returned them and their forwarding (lookup, learning requests, copies, software "    \
+    "checksums and segmentation, flood copies, the transmits). Which guest costs the "     \
+    "host what: compare ports, or divide by hvswitch_port_receive_packets_total.",        \
     kJsonDetail | kTelemetryDetail)
 
 // Why a received frame went nowhere. X(id, key, counted_by): workers count the reasons

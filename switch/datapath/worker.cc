@@ -63,6 +63,7 @@ uint32_t Worker::Round(const PortTable& table, uint64_t& now, uint64_t& busy) {
     received += n;
     const uint64_t done = rte_rdtsc();
     busy += done - polled;
+    counters_.ports[q.port].Add(PortCounter::kCpuCycles, done - polled);
     polled = done;
   }
   if (received != 0) counters_[CoreCounter::kPackets].Add(received);

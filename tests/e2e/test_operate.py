@@ -165,6 +165,12 @@ class OperateTest(unittest.TestCase):
                          self.sw.value("hvswitch_core_rx_burst_size_count",
                                        core=str(pmd[0]["core"])))
         self.assertGreater(pmd[0]["cycles_per_packet"], 0)
+        self.assertGreaterEqual(pmd[0]["loop_cycles_per_packet"], pmd[0]["cycles_per_packet"])
+        # Each port that sent is charged for its frames, one that did not with nothing.
+        for port in "abc":
+            sent = self.sw.value("hvswitch_port_receive_packets_total", port=port)
+            charged = self.sw.value("hvswitch_port_cpu_seconds_total", port=port)
+            self.assertEqual(charged > 0, sent > 0, f"port {port}: {sent} frames, {charged} s")
 
 
 if __name__ == "__main__":

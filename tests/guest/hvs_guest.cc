@@ -356,9 +356,12 @@ struct Guest {
       run.rx_port = kProbePort;
       // Where DST is, for a learning switch; then 20 ms for it to be learned.
       rte_mbuf* m = rte_pktmbuf_alloc(pool);
-      if (m != nullptr) {
-        auto* eth = reinterpret_cast<rte_ether_hdr*>(rte_pktmbuf_append(m, 60));
-        std::memset(eth, 0, 60);
+      char* frame = m == nullptr ? nullptr : rte_pktmbuf_append(m, 60);
+      if (frame == nullptr) {
+        rte_pktmbuf_free(m);
+      } else {
+        std::memset(frame, 0, 60);
+        auto* eth = reinterpret_cast<rte_ether_hdr*>(frame);
         std::memset(&eth->dst_addr, 0xff, sizeof(eth->dst_addr));
         eth->src_addr = run.dst;
         eth->ether_type = rte_cpu_to_be_16(kEtherType);

@@ -360,7 +360,8 @@ TEST_F(BackpressureTest, InAMixedBurstOnlyTheKernelPortsFramesAreParked) {
 }
 
 // Busy cycles as testpmd counts them: the poll calls that returned frames and their work,
-// none for a round of empty polls, never more than the round took.
+// none for a round of empty polls, never more than the round took; each port charged
+// with its own frames' share.
 TEST_F(BackpressureTest, BusyCyclesAreThePollsThatReturnedFrames) {
   Start(ForwarderOptions{});
   EXPECT_EQ(Round(), 0u);
@@ -370,6 +371,9 @@ TEST_F(BackpressureTest, BusyCyclesAreThePollsThatReturnedFrames) {
   const uint64_t round = rte_rdtsc() - before;
   EXPECT_GT(busy, 0u);
   EXPECT_LE(busy, round);
+  // All of it on S's account (hvswitch_port_cpu_seconds_total), none on the others'.
+  EXPECT_EQ(Count(kS, PortCounter::kCpuCycles), busy);
+  EXPECT_EQ(Count(kD, PortCounter::kCpuCycles), 0u);
   EXPECT_EQ(Take(kD, kMacA, kMacB).size(), 16u);
   EXPECT_EQ(Round(), 0u);
 }

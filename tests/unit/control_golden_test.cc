@@ -125,7 +125,7 @@ TEST_F(ControlGoldenTest, PortCommands) {
        R"j({"fdb_learned":2026,"mac":"56:48:4f:53:54:02","mtu":1500,"name":"mem",)j"
        R"j("rx_packets":2000,"tx_packets":2002,"type":"memif","up":false}]})j"},
       {"port show vm",
-       R"j({"ok":true,"port":{"fdb_learned":1026,"learn_limited":1004,"learn_table_full":1005,)j"
+       R"j({"ok":true,"port":{"cpu_cycles":1704,"fdb_learned":1026,"learn_limited":1004,"learn_table_full":1005,)j"
        R"j("mac":"56:48:4f:53:54:01","mtu":1500,"name":"vm","offload":{"csum_hw":1007,)j"
        R"j("csum_sw":1008,"tso_hw":1009,"tso_sw":1010},"rx_bytes":1001,)j"
        R"j("rx_drops":{"bad_offload":1014,"hairpin":1013,"malformed":1011,"missed":1017,)j"
@@ -135,7 +135,7 @@ TEST_F(ControlGoldenTest, PortCommands) {
        R"j("offload_refused":1023,"queue_full":1019,"vlan":1024},"tx_packets":1002,)j"
        R"j("tx_retries":1700,"tx_retry_cycles":1701,"type":"vhost-user","up":true}})j"},
       {"port show mem",
-       R"j({"ok":true,"port":{"buffer_quota":512,"buffers_in_use":77,"fdb_learned":2026,)j"
+       R"j({"ok":true,"port":{"buffer_quota":512,"buffers_in_use":77,"cpu_cycles":2704,"fdb_learned":2026,)j"
        R"j("learn_limited":2004,"learn_table_full":2005,"mac":"56:48:4f:53:54:02","mtu":1500,)j"
        R"j("name":"mem","offload":{"csum_hw":2007,"csum_sw":2008,"tso_hw":2009,"tso_sw":2010},)j"
        R"j("rx_bytes":2001,"rx_drops":{"bad_offload":2014,"hairpin":2013,"malformed":2011,)j"
@@ -234,7 +234,7 @@ TEST_F(ControlGoldenTest, StatsAndPmd) {
   ExpectAnswers({
       {"stats",
        R"j({"fdb":{"aged_total":3004,"entries":3001,"flushed_total":3005,"learned_total":3002,)j"
-       R"j("moves_total":3003,"static":3006},"ok":true,"ports":[{"fdb_learned":1026,)j"
+       R"j("moves_total":3003,"static":3006},"ok":true,"ports":[{"cpu_cycles":1704,"fdb_learned":1026,)j"
        R"j("learn_limited":1004,"learn_table_full":1005,"mac":"56:48:4f:53:54:01","mtu":1500,)j"
        R"j("name":"vm","offload":{"csum_hw":1007,"csum_sw":1008,"tso_hw":1009,"tso_sw":1010},)j"
        R"j("rx_bytes":1001,"rx_drops":{"bad_offload":1014,"hairpin":1013,"malformed":1011,)j"
@@ -244,7 +244,7 @@ TEST_F(ControlGoldenTest, StatsAndPmd) {
        R"j("no_mbuf":1022,"offload_refused":1023,"queue_full":1019,"vlan":1024},)j"
        R"j("tx_packets":1002,"tx_retries":1700,"tx_retry_cycles":1701,"type":"vhost-user",)j"
        R"j("up":true},{"buffer_quota":512,)j"
-       R"j("buffers_in_use":77,"fdb_learned":2026,"learn_limited":2004,"learn_table_full":2005,)j"
+       R"j("buffers_in_use":77,"cpu_cycles":2704,"fdb_learned":2026,"learn_limited":2004,"learn_table_full":2005,)j"
        R"j("mac":"56:48:4f:53:54:02","mtu":1500,"name":"mem","offload":{"csum_hw":2007,)j"
        R"j("csum_sw":2008,"tso_hw":2009,"tso_sw":2010},"rx_bytes":2001,)j"
        R"j("rx_drops":{"bad_offload":2014,"hairpin":2013,"malformed":2011,"missed":2017,)j"
@@ -257,7 +257,7 @@ TEST_F(ControlGoldenTest, StatsAndPmd) {
       {"stats mem",
        R"j({"fdb":{"aged_total":3004,"entries":3001,"flushed_total":3005,"learned_total":3002,)j"
        R"j("moves_total":3003,"static":3006},"ok":true,"ports":[{"buffer_quota":512,)j"
-       R"j("buffers_in_use":77,"fdb_learned":2026,"learn_limited":2004,"learn_table_full":2005,)j"
+       R"j("buffers_in_use":77,"cpu_cycles":2704,"fdb_learned":2026,"learn_limited":2004,"learn_table_full":2005,)j"
        R"j("mac":"56:48:4f:53:54:02","mtu":1500,"name":"mem","offload":{"csum_hw":2007,)j"
        R"j("csum_sw":2008,"tso_hw":2009,"tso_sw":2010},"rx_bytes":2001,)j"
        R"j("rx_drops":{"bad_offload":2014,"hairpin":2013,"malformed":2011,"missed":2017,)j"

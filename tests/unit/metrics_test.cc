@@ -26,6 +26,7 @@ std::string Render(const BridgeSnapshot& snap) {
 // non-zero value in every cell the exposition shows.
 BridgeSnapshot TwoPorts() {
   BridgeSnapshot snap;
+  snap.tsc_hz = 4;  // cycles counters exported as seconds: a quarter of their count
   uint64_t v = 100;
   for (const char* name : {"vm1", "mem1"}) {
     PortSnapshot port;
@@ -179,6 +180,14 @@ constexpr const char* kExposition[] = {
     R"x(# TYPE hvswitch_port_receive_pause_cycles_total counter)x",
     R"x(hvswitch_port_receive_pause_cycles_total{port="vm1"} 803)x",
     R"x(hvswitch_port_receive_pause_cycles_total{port="mem1"} 830)x",
+    R"x(# HELP hvswitch_port_cpu_seconds_total Worker CPU time spent on the frames received )x"
+      R"x(from the port: the receive call that returned them and their forwarding (lookup, )x"
+      R"x(learning requests, copies, software checksums and segmentation, flood copies, the )x"
+      R"x(transmits). Which guest costs the host what: compare ports, or divide by )x"
+      R"x(hvswitch_port_receive_packets_total.)x",
+    R"x(# TYPE hvswitch_port_cpu_seconds_total counter)x",
+    R"x(hvswitch_port_cpu_seconds_total{port="vm1"} 201)x",
+    R"x(hvswitch_port_cpu_seconds_total{port="mem1"} 207.75)x",
     R"x(# HELP hvswitch_port_offload_total Offload work for frames sent to the port. )x"
       R"x(kind=csum: partial L4 checksums (a guest left them to the device); how=hw: passed )x"
       R"x(on for the port to complete, how=sw: completed by hvswitch because the port cannot )x"

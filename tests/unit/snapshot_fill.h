@@ -14,7 +14,8 @@ namespace hvswitch {
 inline constexpr PortCounter kLaterCounters[] = {PortCounter::kTxRetries,
                                                  PortCounter::kTxRetryCycles,
                                                  PortCounter::kRxPauses,
-                                                 PortCounter::kRxPauseCycles};
+                                                 PortCounter::kRxPauseCycles,
+                                                 PortCounter::kCpuCycles};
 
 // Gives every counter cell of `port` and its fdb_learned a distinct value, counting up
 // from `v`. The device's no_mbuf comes after the tx drops: where it was before it became

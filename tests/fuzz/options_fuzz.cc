@@ -29,7 +29,7 @@ using hvswitch::PortSpec;
 // Adding a field to PortSpec or DaemonOptions changes these sizes: compare the new field in
 // SamePort / SameOptions below, then update the size.
 static_assert(sizeof(PortSpec) == 152, "PortSpec changed: compare its new field in SamePort");
-static_assert(sizeof(DaemonOptions) == 288,
+static_assert(sizeof(DaemonOptions) == 312,
               "DaemonOptions changed: compare its new field in SameOptions");
 
 [[noreturn]] void Broken(const char* what, const std::string& detail) {
@@ -61,7 +61,8 @@ bool SameOptions(const DaemonOptions& a, const DaemonOptions& b) {
       return false;
     }
   }
-  return a.worker_cpus == b.worker_cpus && a.metrics_address == b.metrics_address &&
+  return a.worker_cpus == b.worker_cpus && a.control_cpus == b.control_cpus &&
+         a.metrics_address == b.metrics_address &&
          a.eal_args == b.eal_args && a.runtime_dir == b.runtime_dir &&
          a.ctl_socket == b.ctl_socket && a.ctl_group == b.ctl_group &&
          a.save_config == b.save_config && a.fdb_capacity == b.fdb_capacity &&

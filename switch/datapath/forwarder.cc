@@ -50,6 +50,24 @@ bool IsTagTpid(rte_be16_t ether_type) {
 // A source address no station may use: a group address (802.3) or 00:00:00:00:00:00.
 bool IsBadSource(uint64_t src) { return IsGroupKey(src) || src == 0; }
 
+// The run Classify is building: its keys and sums live in registers until it ends. head
+// and tail: the first 14 bytes of its first frame as loaded (both MACs and the
+// EtherType), when that frame was untagged (raw): an untagged frame with the same bytes
+// continues the run without being classified again.
+struct OpenRun {
+  uint64_t src = 0, dst = 0, head = 0, tail = 0;
+  uint32_t bytes = 0, max = 0;
+  uint16_t len = 0;
+  uint8_t encap = 0;
+  bool offload = false, raw = false;
+
+  void Extend(uint32_t frame_len) {
+    ++len;
+    bytes += frame_len;
+    max = std::max(max, frame_len);
+  }
+};
+
 }  // namespace
 
 void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
@@ -91,15 +109,7 @@ template <bool kOffloadPort>
 inline void Forwarder::Classify(Burst& b, rte_mbuf** pkts, uint16_t n) {
   uint64_t rx_bytes = 0, malformed = 0, wrong_vlan = 0;
   const uint16_t untagged_vlan = table_->vlans.Ingress(b.in_port, false, 0);
-  // The current run's keys and sums live in registers until the run ends. run_head and
-  // run_tail: the first 14 bytes of its first frame as loaded (both MACs and the
-  // EtherType), when that frame was untagged (run_raw): an untagged frame with the same
-  // bytes continues the run without being classified again.
-  uint64_t run_src = 0, run_dst = 0, run_head = 0, run_tail = 0;
-  uint32_t run_bytes = 0, run_max = 0;
-  uint16_t run_len = 0;
-  uint8_t run_encap = 0;
-  bool run_offload = false, run_raw = false;
+  OpenRun run;
   uint16_t nb_frames = 0, nb_runs = 0;
 
   for (uint16_t i = 0; i < n && i < kPrefetchAhead; ++i) {
@@ -128,12 +138,10 @@ inline void Forwarder::Classify(Burst& b, rte_mbuf** pkts, uint16_t n) {
                                               RTE_MBUF_F_RX_L4_CKSUM_NONE);
     // [[likely]]: a frame mostly continues its run (a guest's burst is one or two
     // conversations), and the run's end is the jump.
-    if (((head ^ run_head) | (tail ^ run_tail)) == 0 && run_raw &&
-        (!kOffloadPort || offload == run_offload)) [[likely]] {
+    if (((head ^ run.head) | (tail ^ run.tail)) == 0 && run.raw &&
+        (!kOffloadPort || offload == run.offload)) [[likely]] {
       b.frames[nb_frames++] = m;
-      ++run_len;
-      run_bytes += len;
-      run_max = std::max(run_max, len);
+      run.Extend(len);
       continue;
     }
     const uint64_t src = KeyMac(tail);
@@ -156,13 +164,11 @@ inline void Forwarder::Classify(Burst& b, rte_mbuf** pkts, uint16_t n) {
     const uint64_t dst_key = KeyMac(head) | vlan_bits;
     b.frames[nb_frames] = m;
     // A tagged frame continuing a tagged run.
-    if (((src_key ^ run_src) | (dst_key ^ run_dst)) == 0 && encap == run_encap &&
-        (!kOffloadPort || offload == run_offload) && nb_runs != 0) {
-      ++run_len;
-      run_bytes += len;
-      run_max = std::max(run_max, len);
+    if (((src_key ^ run.src) | (dst_key ^ run.dst)) == 0 && encap == run.encap &&
+        (!kOffloadPort || offload == run.offload) && nb_runs != 0) {
+      run.Extend(len);
     } else {
-      if (nb_runs != 0) b.runs[nb_runs - 1].Close(run_len, run_bytes, run_max);
+      if (nb_runs != 0) b.runs[nb_runs - 1].Close(run.len, run.bytes, run.max);
       // The run's look-ups start here, so that their cache misses overlap with the rest
       // of the burst's classification.
       b.keys[nb_runs] = src_key;
@@ -171,19 +177,11 @@ inline void Forwarder::Classify(Burst& b, rte_mbuf** pkts, uint16_t n) {
       b.probes[kMaxBurst + nb_runs] = datapath_.fdb->Probe(dst_key);
       b.runs[nb_runs++] = {src_key, dst_key, 0, 0, nb_frames, 0, vlan, encap != kUntagged,
                            encap == kDoubleTagged, offload};
-      run_src = src_key;
-      run_dst = dst_key;
-      run_head = head;
-      run_tail = tail;
-      run_raw = encap == kUntagged;
-      run_encap = encap;
-      run_offload = offload;
-      run_len = 1;
-      run_bytes = run_max = len;
+      run = {src_key, dst_key, head, tail, len, len, 1, encap, offload, encap == kUntagged};
     }
     ++nb_frames;
   }
-  if (nb_runs != 0) b.runs[nb_runs - 1].Close(run_len, run_bytes, run_max);
+  if (nb_runs != 0) b.runs[nb_runs - 1].Close(run.len, run.bytes, run.max);
   b.nb_frames = nb_frames;
   b.nb_runs = nb_runs;
   b.in.Add(PortCounter::kRxPackets, n);

@@ -65,15 +65,16 @@ bool LinkUp(uint16_t port) {
 
 std::string LinkUpResult::Json() const {
   if (!error.empty()) return "{\"error\":\"" + error + "\"}";
-  char buf[512];
+  char buf[640];
   std::snprintf(buf, sizeof(buf),
                 "{\"link_up\":%d,\"sent\":%lu,\"sent_after_up\":%lu,\"received\":%lu,"
-                "\"received_before_up\":%lu,\"lost_after_up\":%lu,\"duplicates\":%lu,"
-                "\"reordered\":%lu,\"foreign\":%lu,\"start_call_ns\":%.0f,\"up_ns\":%.0f,"
-                "\"first_rx_ns\":%.0f,\"last_lost_ns\":%.0f}",
+                "\"received_before_up\":%lu,\"lost_after_up\":%lu,\"lost_after_first\":%lu,"
+                "\"duplicates\":%lu,\"reordered\":%lu,\"foreign\":%lu,"
+                "\"start_call_ns\":%.0f,\"up_ns\":%.0f,\"first_rx_ns\":%.0f,"
+                "\"last_lost_ns\":%.0f}",
                 link_up ? 1 : 0, sent, sent_after_up, received, received_before_up,
-                lost_after_up, duplicates, reordered, foreign, start_call_ns, up_ns,
-                first_rx_ns, last_lost_ns);
+                lost_after_up, lost_after_first, duplicates, reordered, foreign,
+                start_call_ns, up_ns, first_rx_ns, last_lost_ns);
   return buf;
 }
 
@@ -198,9 +199,12 @@ LinkUpResult MeasureLinkUp(rte_mempool* pool, const LinkUpRun& run) {
     if (arrivals[seq] != 0) {
       ++result.received;
       if (!after_up) ++result.received_before_up;
-    } else if (after_up) {
-      ++result.lost_after_up;
-      result.last_lost_ns = static_cast<double>(sent_tsc[seq] - up_tsc) * ns_per_cycle;
+    } else {
+      if (after_up) {
+        ++result.lost_after_up;
+        result.last_lost_ns = static_cast<double>(sent_tsc[seq] - up_tsc) * ns_per_cycle;
+      }
+      if (any_received && sent_tsc[seq] >= first_rx_tsc) ++result.lost_after_first;
     }
   }
   return result;

@@ -32,6 +32,8 @@ struct LinkUpResult {
   uint64_t received = 0;            // distinct probes of this run that arrived
   uint64_t received_before_up = 0;  // of which sent before the link was up
   uint64_t lost_after_up = 0;       // sent after link-up, never arrived
+  uint64_t lost_after_first = 0;    // sent after the first probe arrived, never arrived
+                                    // (the switch knew the guest was there by then)
   uint64_t duplicates = 0, reordered = 0, foreign = 0;
   double start_call_ns = 0;    // how long plugging the receiving port back took (probe,
                                // set up, rte_eth_dev_start)

@@ -134,7 +134,8 @@ def run_kind(kind, args):
             runs.append((answer, delta))
             print(f"{kind} #{i}: lost_after_up={answer['lost_after_up']} "
                   f"of {answer['sent_after_up']} (last {answer['last_lost_ns'] / 1e3:.1f} us "
-                  f"after up), received_before_up={answer['received_before_up']}, "
+                  f"after up), lost_after_first={answer['lost_after_first']}, "
+                  f"received_before_up={answer['received_before_up']}, "
                   f"up {answer['up_ns'] / 1e3:.0f} us after plug-in, "
                   f"first frame {answer['first_rx_ns'] / 1e3:.1f} us after up, "
                   f"dup={answer['duplicates']} reord={answer['reordered']}; switch: "
@@ -156,7 +157,8 @@ def summarize(kind, runs):
                       d["queue_full"] for a, d in runs)
     print(f"{kind}: {len(runs)} reconnects, lost after link-up {sum(lost)} frames "
           f"(in {sum(1 for x in lost if x)} reconnects, at most {max(lost)}), of "
-          f"{sum(a['sent_after_up'] for a, _ in runs)} sent after link-up; "
+          f"{sum(a['sent_after_up'] for a, _ in runs)} sent after link-up; lost after "
+          f"the first frame arrived {sum(a['lost_after_first'] for a, _ in runs)}; "
           f"duplicates {sum(a['duplicates'] for a, _ in runs)}, reordered "
           f"{sum(a['reordered'] for a, _ in runs)}; link-up -> first frame median "
           f"{statistics.median(first):.1f} us, max {first[-1]:.1f} us; plug-in -> link-up "

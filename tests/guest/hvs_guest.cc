@@ -383,7 +383,12 @@ struct Guest {
     if (cmd == "linkup") {
       std::string dst_text, src_text;
       hvswitch::guest::LinkUpRun run;
-      in >> dst_text >> src_text >> run.rate >> run.before_ms >> run.after_ms;
+      in >> dst_text >> src_text >> run.rate;
+      uint64_t before_ms = 0, after_ms = 0;  // a failed read would zero the defaults
+      if (in >> before_ms >> after_ms) {
+        run.before_ms = before_ms;
+        run.after_ms = after_ms;
+      }
       if (!probe_port || rte_ether_unformat_addr(dst_text.c_str(), &run.dst) != 0 ||
           rte_ether_unformat_addr(src_text.c_str(), &run.src) != 0 || run.rate == 0 ||
           run.rate > 10000000 || run.before_ms > 10000 || run.after_ms > 10000) {

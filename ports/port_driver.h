@@ -64,6 +64,9 @@ struct DatapathFlags {
   // socket, a NIC's ring), not in a guest's ring: while a destination's queue is full,
   // the workers stop polling it rather than drop its frames (Forwarder::OfferParked).
   bool rx_backpressure = false;
+  // It reports no link change (DPDK 22.11's memif raises no LSC event): while it is down,
+  // the workers read its link themselves at every burst (Forwarder::LoadUpMask).
+  bool link_polled = false;
 };
 
 // What Configure turned on in the device, and what it found.

@@ -172,6 +172,7 @@ std::unique_ptr<PortTable> Bridge::NextTable(int slot, const PortSpec* spec, con
   dp.recount_chains = port->flags().recount_chains;
   dp.reclaim_tx = port->flags().reclaim_tx;
   dp.rx_backpressure = port->flags().rx_backpressure;
+  dp.link_polled = port->flags().link_polled;
   // Each receive queue goes to the worker that polls the fewest; the others stay where
   // they are. A device that is not started (a memif client without its server) is not
   // polled.

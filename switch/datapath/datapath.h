@@ -44,6 +44,8 @@ struct DatapathPort {
   bool reclaim_tx = false;
   // Its frames can wait in a kernel's or NIC's queue (see rx_backpressure below).
   bool rx_backpressure = false;
+  // It reports no link change: workers read its link while it is down (link_polled below).
+  bool link_polled = false;
   // A burst the queue took only in part is offered again up to this often, while each
   // call sends something (PortSpec::tx_retries; Forwarder::FlushPort).
   uint16_t tx_retries = kDefaultTxRetries;
@@ -132,6 +134,11 @@ struct PortTable {
   // the frames of such a port it could not send and stops polling the port until they
   // went (Forwarder::OfferParked). Derived from the ports by Seal.
   uint64_t rx_backpressure = 0;
+  // Bit p set for a port whose device reports no link change (DatapathFlags::link_polled:
+  // memif): while its bit in Datapath::up_mask is clear, workers read its link at every
+  // burst (Forwarder::LoadUpMask), so that a guest that connected is sent frames at once,
+  // not from the control thread's next look. Derived from the ports by Seal.
+  uint64_t link_polled = 0;
   uint16_t min_mtu = 1500;  // smallest port MTU: frames up to it skip the per-port check
   VlanTable vlans;
   // The receive queues each worker polls. A queue stays with its worker for as long as
@@ -159,11 +166,12 @@ struct PortTable {
   void Configure(const std::vector<PortSpec>& specs) { Configure(SpecSlots(specs)); }
   // Once the slots' ports are filled in: the masks derived from them.
   void Seal() {
-    reclaim_tx = rx_backpressure = 0;
+    reclaim_tx = rx_backpressure = link_polled = 0;
     for (size_t p = 0; p < kMaxPorts; ++p) {
       if (!((present >> p) & 1)) continue;
       if (ports[p].reclaim_tx) reclaim_tx |= uint64_t{1} << p;
       if (ports[p].rx_backpressure) rx_backpressure |= uint64_t{1} << p;
+      if (ports[p].link_polled) link_polled |= uint64_t{1} << p;
     }
   }
 };

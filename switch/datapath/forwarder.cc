@@ -4,6 +4,7 @@
 #include "switch/datapath/forwarder.h"
 
 #include <rte_cycles.h>
+#include <rte_ethdev.h>
 #include <rte_ether.h>
 #include <rte_mbuf.h>
 #include <rte_prefetch.h>
@@ -214,6 +215,18 @@ inline void Forwarder::LookUp(Burst& b) {
              {src_hit ? b.ports[0] : uint16_t{0}, dst_hit ? b.ports[kMaxBurst] : uint16_t{0}},
              src_hit ? b.positions[0] : -1};
   }
+}
+
+uint64_t Forwarder::PolledLinksUp(uint64_t polled) const {
+  uint64_t up = 0;
+  ForEachBit(polled, [&](uint16_t p) {
+    rte_eth_link link{};  // memif: a copy of what its control thread last wrote
+    if (rte_eth_link_get_nowait(table_->ports[p].eth_port, &link) == 0 &&
+        link.link_status == RTE_ETH_LINK_UP) {
+      up |= uint64_t{1} << p;
+    }
+  });
+  return up;
 }
 
 inline void Forwarder::ReadSharedState(Burst& b) {

@@ -224,10 +224,16 @@ class Forwarder {
   rte_spinlock_t* TxLock(uint16_t port, const DatapathPort& dp, uint16_t queue) const {
     return dp.shared_tx ? &datapath_.tx_locks[port][queue] : nullptr;
   }
-  // Ports that exist and are up.
+  // Ports that exist and are up. Read after the frames it decides for were received: a
+  // link-polled port (memif) that is up in its device by then is up here.
   uint64_t LoadUpMask() const {
-    return datapath_.up_mask.load(std::memory_order_relaxed) & table_->present;
+    const uint64_t up = datapath_.up_mask.load(std::memory_order_relaxed) & table_->present;
+    const uint64_t polled = table_->link_polled & ~up;
+    return polled == 0 ? up : up | PolledLinksUp(polled);
   }
+  // Of `polled`, the ports whose device reads link up (until the control thread follows
+  // and sets their bits, which ends these reads).
+  uint64_t PolledLinksUp(uint64_t polled) const;
 
   // The lookup of the last burst that was a single run (a steady conversation sends
   // burst after burst of them), reused while the FDB's version stays the same.

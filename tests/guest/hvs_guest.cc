@@ -35,6 +35,12 @@
 //                                  port takes them) sent on the first port, their one-way
 //                                  latency read on the second, which first sends one
 //                                  broadcast from DST so that a switch learns it there
+//   linkup DST SRC RATE [BEFORE_MS AFTER_MS] -> {"sent":N,"sent_after_up":N,
+//                                  "lost_after_up":N,"first_rx_ns":..,...}   with a second
+//                                  port: unplugs it, streams DST<-SRC at RATE frames/s on
+//                                  the first, plugs the second back after BEFORE_MS and
+//                                  streams on for AFTER_MS after its link is up: frames
+//                                  lost at its link-up (tests/guest/linkup_probe.h)
 // Usage: hvs_guest EAL-ARGS... [-- --rx-csum] [--rx-tso]
 //   --rx-csum: enable Rx checksum offload, so that a virtio-user port negotiates
 //   GUEST_CSUM and takes partial checksums (counted as "partial" in stats).
@@ -59,6 +65,7 @@
 
 #include "tests/guest/l4_frames.h"
 #include "tests/guest/latency_probe.h"
+#include "tests/guest/linkup_probe.h"
 
 namespace {
 
@@ -372,6 +379,24 @@ struct Guest {
         Receive();
       }
       return hvswitch::guest::MeasureLatency(pool, run).Json();
+    }
+    if (cmd == "linkup") {
+      std::string dst_text, src_text;
+      hvswitch::guest::LinkUpRun run;
+      in >> dst_text >> src_text >> run.rate;
+      uint64_t before_ms = 0, after_ms = 0;  // a failed read would zero the defaults
+      if (in >> before_ms >> after_ms) {
+        run.before_ms = before_ms;
+        run.after_ms = after_ms;
+      }
+      if (!probe_port || rte_ether_unformat_addr(dst_text.c_str(), &run.dst) != 0 ||
+          rte_ether_unformat_addr(src_text.c_str(), &run.src) != 0 || run.rate == 0 ||
+          run.rate > 10000000 || run.before_ms > 10000 || run.after_ms > 10000) {
+        return "{\"error\":\"bad linkup arguments (or no second port)\"}";
+      }
+      run.tx_port = kPort;
+      run.rx_port = kProbePort;
+      return hvswitch::guest::MeasureLinkUp(pool, run).Json();
     }
     if (cmd == "quit") {
       *quit = true;

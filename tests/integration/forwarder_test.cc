@@ -474,6 +474,24 @@ TEST_F(ForwarderTest, FloodsWithNobodyToHearThemAreCountedNoDestination) {
   EXPECT_EQ(TxDrops(3, TxDrop::kMtu), 1u);
 }
 
+// A device that reports no link change (memif) is read by the workers while its bit in
+// the up mask is clear: a guest that just connected is flooded to from the first burst,
+// not from the control thread's next look; one still down is not.
+TEST_F(ForwarderTest, LinkPolledPortsAreReadWhileTheirBitIsClear) {
+  table_.ports[2].link_polled = true;
+  table_.Seal();
+  datapath_.up_mask.store(0b1011);  // port 2 down, as the control thread last saw it
+  ASSERT_EQ(rte_eth_dev_set_link_down(ports_[2]->eth_port()), 0);
+  EXPECT_EQ(Send(0, {kA, kBcast}), Untagged({1, 3}));
+  ASSERT_EQ(rte_eth_dev_set_link_up(ports_[2]->eth_port()), 0);
+  EXPECT_EQ(Send(0, {kA, kBcast}), Untagged({1, 2, 3}));
+  EXPECT_EQ(TxDrops(2, TxDrop::kLinkDown), 0u);
+  // A port that reports its link changes: the mask alone decides.
+  table_.ports[2].link_polled = false;
+  table_.Seal();
+  EXPECT_EQ(Send(0, {kA, kBcast}), Untagged({1, 3}));
+}
+
 // lock=1: the first source a worker sees takes the lock at once. The guest's first burst
 // of 256 frames from 256 sources (the worker hands the forwarder 64 at a time, before the
 // control thread ever runs) delivers the first source's frame only; the rest are spoofed.

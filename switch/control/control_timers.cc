@@ -12,7 +12,10 @@ ControlTimers::Due ControlTimers::Take(ControlClock::time_point now) {
                                     std::tuple{&pools_, kPoolPeriod, &due.pools}}) {
     if (now < *when) continue;
     *flag = true;
-    *when = now + period;
+    // On the period's grid, so that jobs due together stay together (one wake-up); from
+    // now when the thread is a whole period late.
+    *when += period;
+    if (*when <= now) *when = now + period;
   }
   return due;
 }

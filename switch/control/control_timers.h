@@ -36,8 +36,8 @@ class ControlTimers {
   explicit ControlTimers(ControlClock::time_point start)
       : age_(start + kAgePeriod), links_(start + kLinkPeriod), pools_(start + kPoolPeriod) {}
 
-  // The jobs due at `now`, each then scheduled a period later (from now: a late control
-  // thread does not catch up in a burst).
+  // The jobs due at `now`, each then scheduled a period later (a period from now when the
+  // control thread is a whole period late: it does not catch up in a burst).
   Due Take(ControlClock::time_point now);
   // When the next job is due; `watching`: a port is watched (kWatchPeriod from `now`).
   ControlClock::time_point Next(ControlClock::time_point now, bool watching) const;

@@ -1,5 +1,8 @@
 // hvswitch daemon: parses options, starts DPDK and the bridge, serves metrics, and runs
-// the control loop on the main thread until SIGINT/SIGTERM.
+// the control loop on the main thread until SIGINT/SIGTERM. The loop sleeps until
+// something needs it (Wakeup): a link event, a worker's learn request, an hvswitchctl
+// connection, a signal, or the bridge's next periodic job.
+#include <poll.h>
 #include <sched.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -7,6 +10,7 @@
 #include <rte_eal.h>
 #include <rte_errno.h>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -20,8 +24,6 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_format.h"
-#include "absl/time/clock.h"
-#include "absl/time/time.h"
 #include "ports/port_driver.h"
 #include "ports/socket_path.h"
 #include "switch/control/bridge.h"
@@ -32,13 +34,18 @@
 #include "switch/control/metrics.h"
 #include "switch/control/options.h"
 #include "switch/control/telemetry_commands.h"
+#include "switch/control/wakeup.h"
 
 namespace hvswitch {
 namespace {
 
 std::atomic<bool> g_stop{false};
+std::atomic<int> g_wakeup_fd{-1};  // the control loop's, once it has one
 
-void OnSignal(int) { g_stop.store(true); }
+void OnSignal(int) {
+  g_stop.store(true);
+  Wakeup::Ring(g_wakeup_fd.load());
+}
 
 std::vector<unsigned> AvailableCpus() {
   cpu_set_t set;
@@ -89,7 +96,16 @@ Metrics: %s
 // Everything after EAL start-up; returns the exit code. Objects are destroyed in reverse
 // order of creation: the metrics endpoint before the bridge it reads.
 int RunSwitch(const DaemonOptions& options, const EalPlan& plan) {
+  absl::StatusOr<std::unique_ptr<Wakeup>> wakeup = Wakeup::Create();
+  if (!wakeup.ok()) {
+    Log("%s", wakeup.status().message());
+    return 1;
+  }
+  g_wakeup_fd.store((*wakeup)->fd());
+  // Before the eventfd closes: a late signal must not write to a descriptor reused since.
+  absl::Cleanup forget_wakeup = [] { g_wakeup_fd.store(-1); };
   BridgeConfig config;
+  config.wakeup_fd = (*wakeup)->fd();
   config.ports = options.ports;
   config.worker_lcores = plan.worker_lcores;
   config.worker_cpus = plan.worker_cpus;
@@ -154,14 +170,21 @@ int RunSwitch(const DaemonOptions& options, const EalPlan& plan) {
   if (options.uses_default_ports) PrintDefaultConfigurationHelp(options);
   Log("forwarding between %d ports", (*bridge)->nb_ports());
 
+  std::vector<pollfd> fds;
   while (!g_stop.load()) {
-    (*bridge)->Poll();
+    // The commands first: the bridge's next deadline then counts what they changed (a
+    // port added that must be watched).
+    fds.clear();
+    ControlClock::time_point deadline = ControlClock::time_point::max();
     if (control) {
       control->Poll([&](const ControlRequest& request) {
         return ExecuteControlCommand(**bridge, options, request);
       });
+      control->AddPollFds(fds);
+      deadline = control->NextDeadline();
     }
-    absl::SleepFor(absl::Milliseconds(1));
+    deadline = std::min(deadline, (*bridge)->Poll());
+    (*wakeup)->Wait(fds, deadline);
   }
   Log("stopping");
   control.reset();

@@ -41,7 +41,7 @@ absl::Status Bridge::Init() {
     return absl::InvalidArgumentError(absl::StrCat("burst must be 1 to ", kMaxRxBurst));
   }
 
-  link_events_ = std::make_unique<LinkEvents>(datapath_);
+  link_events_ = std::make_unique<LinkEvents>(datapath_, config_.wakeup_fd);
   slots_ = std::make_unique<PortSlots>(nb_workers, config_.rx_descriptors,
                                        config_.tx_descriptors,
                                        [this](int slot) { return SlotSums(slot); });
@@ -67,6 +67,7 @@ absl::Status Bridge::Init() {
         LearnQueue::Create(absl::StrCat("hvs_learn", w), LearnQueue::kRingSize);
     if (!learn.ok()) return learn.status();
     (*learn)->set_repeat_cycles(rte_get_tsc_hz() / 1000);
+    (*learn)->set_wakeup_fd(config_.wakeup_fd);
     learn_queues_.push_back(*std::move(learn));
     ForwarderOptions options;
     options.worker = w;
@@ -92,7 +93,7 @@ absl::Status Bridge::Init() {
     status = AddStaticMac(mac);
     if (!status.ok()) return status;
   }
-  FollowLinks();
+  FollowLinks(ControlClock::now());
   return absl::OkStatus();
 }
 
@@ -109,6 +110,12 @@ absl::Status Bridge::AddPort(const PortSpec& spec) {
   const int slot = *opened;
   const Port& port = *slots_->port(slot);
   link_events_->Map(port.eth_port(), slot);
+  // A device that reports no link changes (memif) is looked at by the control thread.
+  rte_eth_dev_info info{};
+  const bool reports_links = rte_eth_dev_info_get(port.eth_port(), &info) == 0 &&
+                             info.dev_flags != nullptr &&
+                             (*info.dev_flags & RTE_ETH_DEV_INTR_LSC);
+  if (!reports_links && spec.role() == PortRole::kGuest) watched_ |= uint64_t{1} << slot;
   std::unique_ptr<PortTable> table = NextTable(slot, &spec, &port);
   const DatapathPort& dp = table->ports[slot];
   if (port.device_mtu() < spec.mtu) {
@@ -146,7 +153,11 @@ absl::Status Bridge::RemovePort(absl::string_view name) {
     mask->fetch_and(~(uint64_t{1} << p), std::memory_order_relaxed);
   }
   known_up_ &= ~(uint64_t{1} << p);
+  watched_ &= ~(uint64_t{1} << p);
   const std::string port_name = slots_->port(slot)->spec().name;
+  if (const uint64_t held = link_log_.Forget(slot); held != 0) {
+    Log("port '%s': link flapped: %d more link lines not logged", port_name, held);
+  }
   slots_->Close(slot);
   Log("port '%s': removed", port_name);
   return absl::OkStatus();
@@ -263,37 +274,66 @@ Bridge::~Bridge() {
   slots_.reset();
 }
 
-void Bridge::Poll() {
-  uint32_t now = config_.clock();
-  datapath_.now_seconds.store(now, std::memory_order_relaxed);
-  learner_->Poll(now);
-  capture_->Poll();
-  ++polls_;
-  // At once when a device reported a change (LinkEvents has already set the workers' up
-  // mask), within a poll when a link moved on a device that reports nothing (memif), and
-  // every 100 ms in any case (a guest's offloads may change without its link).
-  if (link_events_->TakePending() || LinksUp() != known_up_ || polls_ % 100 == 0) {
-    FollowLinks();
+ControlClock::time_point Bridge::Poll() {
+  const ControlClock::time_point now = ControlClock::now();
+  const uint32_t seconds = config_.clock();
+  datapath_.now_seconds.store(seconds, std::memory_order_relaxed);
+  ControlClock::time_point next = ControlClock::time_point::max();
+  if (const ControlClock::duration learn = learner_->Poll(seconds);
+      learn != ControlClock::duration::max()) {
+    next = now + learn;
   }
-  // A slice of the table every poll, the whole of it about once a second: ageing a large
+  capture_->Poll();
+  // The workers' copies wait in a ring: drained every millisecond while a capture runs.
+  if (capture_->active()) next = std::min(next, now + std::chrono::milliseconds(1));
+  const ControlTimers::Due due = timers_.Take(now);
+  // At once when a device reported a change (LinkEvents has already set the workers' up
+  // mask), when a link moved on a device that reports nothing (memif: a memory read, no
+  // system call), and every 100 ms in any case (a guest's offloads may change without its
+  // link; a kernel interface's link, an ioctl, is read only then).
+  if (link_events_->TakePending() || due.links ||
+      LinksUp(watched_) != (known_up_ & watched_)) {
+    FollowLinks(now);
+  }
+  // A slice of the table at a time, the whole of it about once a second: ageing a large
   // table never holds the control thread for long.
-  learner_->AgeSlice(now, config_.fdb_aging_seconds, fdb_->buckets() / 1000 + 1);
-  if (polls_ % 1000 == 0) slots_->FreeReturnedPools();
+  if (due.age) {
+    learner_->AgeSlice(seconds, config_.fdb_aging_seconds,
+                       fdb_->buckets() / ControlTimers::kAgeSlices + 1);
+  }
+  if (due.pools) slots_->FreeReturnedPools();
+  return std::min(next, timers_.Next(now, (watched_ & ~known_up_) != 0));
 }
 
-uint64_t Bridge::LinksUp() const {
+uint64_t Bridge::LinksUp(uint64_t ports) const {
   uint64_t mask = 0;
   for (int p = 0; p < kMaxPorts; ++p) {
+    if (!((ports >> p) & 1)) continue;
     const Port* port = slots_->port(p);
     if (port != nullptr && port->LinkUp()) mask |= uint64_t{1} << p;
   }
   return mask;
 }
 
-void Bridge::FollowLinks() {
+void Bridge::LogLinkChange(int p, bool up, ControlClock::time_point now) {
+  if (!link_log_.Allow(p, now)) return;
+  const PortSpec& spec = slots_->port(p)->spec();
+  const bool guest = spec.role() == PortRole::kGuest;
+  Log("port '%s': %s", spec.name,
+      up ? (guest ? "guest connected, link up" : "link up")
+         : (guest ? "guest disconnected, link down, its MACs flushed"
+                  : "link down, its MACs flushed"));
+}
+
+void Bridge::FollowLinks(ControlClock::time_point now) {
   // What was last seen here, not the workers' mask, which LinkEvents may have moved on.
   const uint64_t old_mask = known_up_;
   const uint64_t mask = LinksUp();
+  for (const LinkLogLimit::HeldBack& held : link_log_.Expired(now)) {
+    Log("port '%s': link flapped: %d more link lines in a second not logged (at most %d a "
+        "second per port); link %s now", slots_->port(held.port)->spec().name, held.lines,
+        LinkLogLimit::kLinesPerWindow, (mask >> held.port) & 1 ? "up" : "down");
+  }
   uint64_t csum = 0, tso4 = 0, tso6 = 0;
   for (uint64_t up = mask; up != 0; up &= up - 1) {
     const int p = __builtin_ctzll(up);
@@ -314,6 +354,7 @@ void Bridge::FollowLinks() {
   datapath_.tso6_capable_mask.store(tso6, std::memory_order_relaxed);
   for (uint64_t changed = changed_offloads; changed != 0; changed &= changed - 1) {
     size_t p = static_cast<size_t>(__builtin_ctzll(changed));
+    if (!link_log_.Allow(static_cast<int>(p), now)) continue;
     auto yes = [p](uint64_t m) { return (m >> p) & 1 ? "yes" : "no"; };
     Log("port '%s': peer offloads: csum=%s tso4=%s tso6=%s",
         slots_->port(static_cast<int>(p))->spec().name, yes(csum), yes(tso4), yes(tso6));
@@ -323,15 +364,10 @@ void Bridge::FollowLinks() {
   // A port that went down forgets its MACs (and its lock) at once; reconnecting memif
   // clients, which may take a while, comes after.
   for (uint64_t changed = mask ^ old_mask; changed != 0; changed &= changed - 1) {
-    size_t p = static_cast<size_t>(__builtin_ctzll(changed));
-    bool up = (mask >> p) & 1;
-    const PortSpec& spec = slots_->port(static_cast<int>(p))->spec();
-    bool guest = spec.role() == PortRole::kGuest;
+    const int p = __builtin_ctzll(changed);
+    const bool up = (mask >> p) & 1;
     if (!up) learner_->PortDown(static_cast<uint16_t>(p));
-    Log("port '%s': %s", spec.name,
-        up ? (guest ? "guest connected, link up" : "link up")
-           : (guest ? "guest disconnected, link down, its MACs flushed"
-                    : "link down, its MACs flushed"));
+    LogLinkChange(p, up, now);
   }
   for (int p = 0; p < kMaxPorts; ++p) {
     const Port* port = slots_->port(p);

@@ -18,8 +18,10 @@
 #include "ports/port.h"
 #include "switch/control/bridge_control.h"
 #include "switch/control/bridge_snapshot.h"
+#include "switch/control/control_timers.h"
 #include "switch/control/learner.h"
 #include "switch/control/link_events.h"
+#include "switch/control/link_log_limit.h"
 #include "switch/control/options.h"
 #include "switch/control/packet_capture.h"
 #include "switch/control/port_slots.h"
@@ -50,6 +52,9 @@ struct BridgeConfig {
   uint16_t tx_descriptors = 1024;
   uint32_t mbufs = 0;
   uint32_t tx_flush_us = 0;
+  // The control thread's eventfd (Wakeup), rung by link events and the workers' learn
+  // requests; -1: nobody rings, the caller polls on its own schedule.
+  int wakeup_fd = -1;
 };
 
 class Bridge : public BridgeControl {
@@ -62,10 +67,12 @@ class Bridge : public BridgeControl {
   absl::Status StartWorkers();
   void StopWorkers();
 
-  // Control thread, called about every millisecond: applies learn requests; follows link
-  // state when a device reported a change, and every 100 ms in any case (logging each
-  // change, flushing the MACs of a port that went down); ages a slice of the FDB.
-  void Poll();
+  // Control thread, whenever it wakes: applies learn requests; follows link state when a
+  // device reported a change, when a port whose device reports nothing (memif) moved, and
+  // every 100 ms in any case (logging each change, flushing the MACs of a port that went
+  // down); ages a slice of the FDB when one is due (ControlTimers). Returns when it must
+  // run again at the latest, if nothing rings the wake-up before.
+  ControlClock::time_point Poll();
 
   BridgeSnapshot Snapshot() const override;
 
@@ -116,8 +123,11 @@ class Bridge : public BridgeControl {
   void Reconnect(int slot);
   // Swaps the workers' table and waits until none uses the old one.
   void Publish(std::unique_ptr<PortTable> table);
-  void FollowLinks();
-  uint64_t LinksUp() const;  // the open ports whose link is up now
+  void FollowLinks(ControlClock::time_point now);
+  // The ports among `ports` whose link is up now (a netdev port's costs an ioctl).
+  uint64_t LinksUp(uint64_t ports = ~uint64_t{0}) const;
+  // Link lines of the log, at most LinkLogLimit's per port a second.
+  void LogLinkChange(int port, bool up, ControlClock::time_point now);
 
   BridgeConfig config_;
   std::unique_ptr<PortSlots> slots_;
@@ -132,9 +142,13 @@ class Bridge : public BridgeControl {
   std::unique_ptr<Learner> learner_;
   std::unique_ptr<LinkEvents> link_events_;
   uint64_t known_up_ = 0;  // the ports FollowLinks last saw up
+  // Guest ports whose device reports no link events (memif): their links, a memory read,
+  // are looked at whenever the control thread runs, and every 10 ms while one is down.
+  uint64_t watched_ = 0;
+  ControlTimers timers_{ControlClock::now()};
+  LinkLogLimit link_log_;
   std::atomic<bool> stop_workers_{false};
   bool workers_running_ = false;
-  uint64_t polls_ = 0;
 };
 
 }  // namespace hvswitch

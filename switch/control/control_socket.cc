@@ -257,4 +257,20 @@ void ControlSocket::Poll(absl::FunctionRef<ControlAnswer(const ControlRequest&)>
   }
 }
 
+void ControlSocket::AddPollFds(std::vector<pollfd>& fds) const {
+  // A full house leaves new connections in the backlog (Accept): not looked at meanwhile.
+  if (clients_.size() < kMaxClients) fds.push_back({fd_, POLLIN, 0});
+  for (const Client& c : clients_) {
+    fds.push_back({c.fd, static_cast<short>(c.answering ? POLLOUT : POLLIN), 0});
+  }
+}
+
+std::chrono::steady_clock::time_point ControlSocket::NextDeadline() const {
+  if (clients_.empty()) return std::chrono::steady_clock::time_point::max();
+  uint64_t earliest = UINT64_MAX;
+  for (const Client& c : clients_) earliest = std::min(earliest, c.deadline_ms);
+  // NowMs's clock is steady_clock's (CLOCK_MONOTONIC).
+  return std::chrono::steady_clock::time_point(std::chrono::milliseconds(earliest));
+}
+
 }  // namespace hvswitch

@@ -11,8 +11,10 @@
 // answers are held at once.
 #pragma once
 
+#include <poll.h>
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -61,6 +63,12 @@ class ControlSocket {
   // Accepts waiting connections, reads what they sent, answers each complete request
   // with handler(request) and sends what answers are waiting; never blocks.
   void Poll(absl::FunctionRef<ControlAnswer(const ControlRequest&)> handler);
+  // What the next Poll would act on, for the control thread to sleep until one of them:
+  // the descriptors (a connection to accept, a request to read, an answer to send) are
+  // appended to `fds`; the deadline is the earliest client's timeout
+  // (steady_clock::time_point::max(): none).
+  void AddPollFds(std::vector<pollfd>& fds) const;
+  std::chrono::steady_clock::time_point NextDeadline() const;
 
  private:
   struct Client {

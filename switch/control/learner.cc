@@ -1,5 +1,6 @@
 #include "switch/control/learner.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "switch/control/log.h"
@@ -53,10 +54,11 @@ void Learner::Flush(int port) {
   }
 }
 
-void Learner::Poll(uint32_t now) {
+ControlClock::duration Learner::Poll(uint32_t now) {
   PublishLockClaims();
-  ApplyLearnRequests(now);
+  const ControlClock::duration again = ApplyLearnRequests(now);
   UpdateLearnLimits();
+  return again;
 }
 
 void Learner::AgeSlice(uint32_t now, uint32_t max_age, uint32_t buckets) {
@@ -144,18 +146,29 @@ bool Learner::SecurityAllowsLearn(uint64_t key, uint16_t port) {
   return true;
 }
 
-void Learner::ApplyLearnRequests(uint32_t now) {
+ControlClock::duration Learner::ApplyLearnRequests(uint32_t now) {
   LearnRequest requests[256];
+  ControlClock::duration again = ControlClock::duration::max();
   for (LearnQueue* queue : queues_) {
-    // Everything the worker asked since the last poll (up to a ring's worth, so that a
+    // Everything the worker asked since the last look (up to a ring's worth, so that a
     // worker that keeps asking cannot keep the control thread here): learning keeps up
     // with new sources arriving at millions a second.
-    for (unsigned n, drained = 0;
-         drained < LearnQueue::kRingSize && (n = queue->Drain(requests, 256)) != 0;
+    unsigned drained = 0;
+    for (unsigned n; drained < LearnQueue::kRingSize && (n = queue->Drain(requests, 256)) != 0;
          drained += n) {
       ApplyLearnRequests(requests, n, now);
     }
+    if (drained >= LearnQueue::kRingSize) {
+      again = ControlClock::duration::zero();
+    } else if (drained > 0) {
+      // Learning is under way: looked at again in a millisecond, or when half full.
+      if (!queue->ArmWakeup(queue->capacity() / 2)) again = ControlClock::duration::zero();
+      again = std::min<ControlClock::duration>(again, std::chrono::milliseconds(1));
+    } else if (!queue->ArmWakeup(queue->capacity())) {
+      again = ControlClock::duration::zero();  // a request came since the drain
+    }
   }
+  return again;
 }
 
 void Learner::ApplyLearnRequests(const LearnRequest* requests, unsigned n, uint32_t now) {

@@ -13,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "ports/port_spec.h"
+#include "switch/control/wakeup.h"
 #include "switch/datapath/counters.h"
 #include "switch/datapath/datapath.h"
 #include "switch/datapath/fdb.h"
@@ -37,9 +38,13 @@ class Learner {
   void PortDown(uint16_t port);
   // Forgets the learned MACs of `port`, or of every port when -1 (static entries stay).
   void Flush(int port);
-  // About every millisecond: claimed locks published, learn requests applied, then the
-  // ports that may not learn more published to the workers.
-  void Poll(uint32_t now);
+  // Whenever the control thread runs: claimed locks published, learn requests applied,
+  // then the ports that may not learn more published to the workers. Returns how soon it
+  // must run again: zero when a ring still holds requests (it took a ring's worth of each),
+  // a millisecond when requests came (more are likely: the workers ring only once a ring
+  // is half full), else ControlClock::duration::max() (a worker rings at its next request).
+  // The queues' wake-ups are armed accordingly.
+  ControlClock::duration Poll(uint32_t now);
   // Removes entries of flushed ports and entries not seen for `max_age` seconds (0: none):
   // in the whole table (Age), or in the next `buckets` of its buckets (AgeSlice).
   void Age(uint32_t now, uint32_t max_age) { AgeSlice(now, max_age, fdb_.buckets()); }
@@ -69,7 +74,8 @@ class Learner {
   void Count(SwitchStat stat, uint64_t n = 1) {
     stats_[static_cast<size_t>(stat)].fetch_add(n, std::memory_order_relaxed);
   }
-  void ApplyLearnRequests(uint32_t now);
+  // Returns Poll's answer.
+  ControlClock::duration ApplyLearnRequests(uint32_t now);
   void ApplyLearnRequests(const LearnRequest* requests, unsigned n, uint32_t now);
   void UpdateLearnLimits();
   void LogMove(uint64_t key, uint16_t to_port, uint32_t now);

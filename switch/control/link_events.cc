@@ -2,6 +2,8 @@
 
 #include <rte_ethdev.h>
 
+#include "switch/control/wakeup.h"
+
 namespace hvswitch {
 namespace {
 
@@ -15,7 +17,8 @@ int OnEvent(uint16_t eth_port, rte_eth_event_type, void* self, void*) {
 
 }  // namespace
 
-LinkEvents::LinkEvents(Datapath& datapath) : datapath_(datapath) {
+LinkEvents::LinkEvents(Datapath& datapath, int wakeup_fd)
+    : datapath_(datapath), wakeup_fd_(wakeup_fd) {
   for (std::atomic<int8_t>& slot : slot_of_) slot.store(-1, std::memory_order_relaxed);
   rte_eth_dev_callback_register(RTE_ETH_ALL, RTE_ETH_EVENT_INTR_LSC, OnEvent, this);
 }
@@ -50,6 +53,7 @@ void LinkEvents::OnLinkChange(uint16_t eth_port, bool up) {
     }
   }
   pending_.store(true, std::memory_order_release);
+  Wakeup::Ring(wakeup_fd_);
 }
 
 }  // namespace hvswitch

@@ -7,9 +7,9 @@
 // event thread, the EAL's interrupt thread), and only touches atomics there: the up mask
 // (a port that came up is set, one that went down cleared, with its offload capabilities,
 // which a reconnecting guest may no longer have) and a flag the control thread takes to
-// follow the links in full (logging, MAC flushes, offload capabilities, reconnects) at its
-// next poll. The ethdev -> bridge port map is written by the control thread as ports open
-// and close.
+// follow the links in full (logging, MAC flushes, offload capabilities, reconnects), and it
+// rings the control thread's wake-up so that it does so at once. The ethdev -> bridge port
+// map is written by the control thread as ports open and close.
 #pragma once
 
 #include <rte_build_config.h>
@@ -25,7 +25,8 @@ namespace hvswitch {
 class LinkEvents {
  public:
   // Registered for every ethdev, those created later included, until destroyed.
-  explicit LinkEvents(Datapath& datapath);
+  // `wakeup_fd`: the control thread's eventfd (Wakeup), rung at every event; -1: none.
+  explicit LinkEvents(Datapath& datapath, int wakeup_fd = -1);
   ~LinkEvents();
   LinkEvents(const LinkEvents&) = delete;
   LinkEvents& operator=(const LinkEvents&) = delete;
@@ -40,6 +41,7 @@ class LinkEvents {
 
  private:
   Datapath& datapath_;
+  int wakeup_fd_;
   std::array<std::atomic<int8_t>, RTE_MAX_ETHPORTS> slot_of_;
   std::atomic<bool> pending_{false};
 };

@@ -2,7 +2,9 @@
 
 #include <rte_errno.h>
 #include <rte_lcore.h>
+#include <rte_atomic.h>
 #include <rte_ring_elem.h>
+#include <sys/eventfd.h>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -30,11 +32,31 @@ bool LearnQueue::Request(uint64_t key, uint16_t port, uint64_t now, uint32_t fra
   }
   recent = {key, now, port};
   LearnRequest request{key, port, frames};
-  return rte_ring_sp_enqueue_elem(ring_, &request, sizeof(request)) == 0;
+  unsigned free = 0;
+  if (rte_ring_sp_enqueue_bulk_elem(ring_, &request, sizeof(request), 1, &free) == 0) {
+    return false;
+  }
+  // The request visible before the look at whether the control thread sleeps, as it arms
+  // before its last look at the ring: one of the two sees the other (else a request could
+  // wait in the ring with nobody rung). A locked add, on learn requests only.
+  rte_atomic_thread_fence(__ATOMIC_SEQ_CST);
+  if (free < wake_below_.load(std::memory_order_relaxed)) {
+    wake_below_.store(0, std::memory_order_relaxed);
+    if (wakeup_fd_ >= 0) eventfd_write(wakeup_fd_, 1);
+  }
+  return true;
 }
 
 unsigned LearnQueue::Drain(LearnRequest* out, unsigned max) {
   return rte_ring_sc_dequeue_burst_elem(ring_, out, sizeof(LearnRequest), max, nullptr);
 }
+
+bool LearnQueue::ArmWakeup(uint32_t free_below) {
+  wake_below_.store(free_below, std::memory_order_relaxed);
+  rte_atomic_thread_fence(__ATOMIC_SEQ_CST);  // see Request
+  return rte_ring_free_count(ring_) >= free_below;
+}
+
+uint32_t LearnQueue::capacity() const { return rte_ring_get_capacity(ring_); }
 
 }  // namespace hvswitch

@@ -53,7 +53,9 @@ class OperateTest(unittest.TestCase):
                                 "--timeout", "20"], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
         _live.append(ctl)
-        time.sleep(0.3)  # the capture has started (the daemon answers within a poll)
+        # Started: the pool and ring a capture creates may take half a second on a busy
+        # machine, and frames sent before are not in it.
+        wait_for(lambda: self.sw.ctl("capture", "status")["active"], 10, "capture started")
         send()
         out, err = ctl.communicate(timeout=30)
         self.assertEqual(ctl.returncode, 0, err)

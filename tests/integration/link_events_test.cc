@@ -8,9 +8,12 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <memory>
+#include <vector>
 #include <string>
 
 #include "switch/control/link_events.h"
+#include "switch/control/wakeup.h"
 #include "switch/datapath/datapath.h"
 
 namespace hvswitch {
@@ -42,6 +45,22 @@ TEST(LinkEventsTest, UpSetsThePortsBitDownClearsItWithItsOffloads) {
   events.OnLinkChange(7, true);
   EXPECT_EQ(datapath.up_mask.load(), 0b1u);
   EXPECT_TRUE(events.TakePending());
+}
+
+// Every event wakes the control thread, which follows the links in full at once.
+TEST(LinkEventsTest, EveryEventRingsTheControlThreadsWakeup) {
+  Datapath datapath;
+  std::unique_ptr<Wakeup> wakeup = *Wakeup::Create();
+  LinkEvents events(datapath, wakeup->fd());
+  events.Map(2, 1);
+  std::vector<pollfd> none;
+  EXPECT_FALSE(wakeup->Wait(none, ControlClock::now()));
+  events.OnLinkChange(2, true);
+  EXPECT_TRUE(wakeup->Wait(none, ControlClock::time_point::max()));
+  EXPECT_TRUE(events.TakePending());
+  events.OnLinkChange(9, false);  // no bridge port: still a look
+  EXPECT_TRUE(wakeup->Wait(none, ControlClock::time_point::max()));
+  EXPECT_FALSE(wakeup->Wait(none, ControlClock::now()));
 }
 
 // A real device: a vhost-user port (started with link-state interrupts, as ports are)

@@ -3,9 +3,11 @@
 //   learn_bench [--resident=N] [--new=N] [--flush=N]
 //
 // One worker on its own lcore forwards frames from ring port A to ring port B (a static
-// MAC) while this thread plays the daemon's control thread: it applies the learn requests
-// every millisecond (Learner::Poll, as hvswitch's main loop does) and keeps A's receive
-// ring full. The table holds `resident` learned MACs first (default 1,000,000, on port
+// MAC) while a thread plays the daemon's control thread as hvswitch's main loop runs it:
+// it sleeps on a Wakeup that the worker's learn queue rings, applies the learn requests
+// (Learner::Poll) and sleeps again as long as Poll says (at most 50 ms: the daemon's
+// ageing tick). The main thread keeps A's receive ring full (on the control thread's CPU,
+// as guests share the daemon's control CPUs). The table holds `resident` learned MACs first (default 1,000,000, on port
 // B); then `new` frames (default 200,000), each from a source MAC never seen, are sent as
 // fast as the worker takes them. Printed: how long until every new MAC was learned (or
 // the run gave up), the rate, and what was lost on the way (learn requests the worker's
@@ -20,14 +22,18 @@
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <thread>
 #include <vector>
 
+#include "switch/control/control_timers.h"
 #include "switch/control/learner.h"
+#include "switch/control/wakeup.h"
 #include "switch/datapath/datapath.h"
 #include "switch/datapath/fdb.h"
 #include "switch/datapath/learn_queue.h"
@@ -74,6 +80,8 @@ int RunLearning(uint32_t resident, uint32_t fresh, uint32_t flush) {
   datapath.up_mask.store(0b111);
   std::unique_ptr<LearnQueue> learn = *LearnQueue::Create("learn_q", LearnQueue::kRingSize);
   learn->set_repeat_cycles(rte_get_tsc_hz() / 1000);
+  std::unique_ptr<Wakeup> wakeup = *Wakeup::Create();
+  learn->set_wakeup_fd(wakeup->fd());
   Learner learner(*fdb, datapath, {learn.get()});
   for (uint16_t p = 0; p < specs.size(); ++p) learner.AddPort(p, specs[p]);
   if (!fdb->AddStatic(kDestination, 1).ok()) return 1;
@@ -89,23 +97,32 @@ int RunLearning(uint32_t resident, uint32_t fresh, uint32_t flush) {
   if (rte_eal_remote_launch(&Worker::Main, &worker, lcore) != 0) return 1;
 
   const uint32_t base = fdb->learned(0);
-  uint32_t next = 0;
   const uint64_t hz = rte_get_tsc_hz();
   start = rte_get_tsc_cycles();
-  uint64_t next_poll = start, sent_done = 0, last_change = start;
-  uint32_t last_learned = 0;
-  while (true) {
-    const uint64_t now = rte_get_tsc_cycles();
-    if (now >= next_poll) {
-      learner.Poll(0);
-      next_poll = now + hz / 1000;
+  std::atomic<uint64_t> sent_done{0};
+  std::atomic<bool> done{false};
+  uint64_t end = 0, wakes = 0;
+  std::thread control([&] {
+    uint64_t last_change = start;
+    uint32_t last_learned = 0;
+    std::vector<pollfd> no_fds;
+    while (true) {
+      const ControlClock::duration again = learner.Poll(0);
+      const uint64_t now = rte_get_tsc_cycles();
       const uint32_t learned = fdb->learned(0) - base;
       if (learned != last_learned) last_change = now;
       last_learned = learned;
-      if (learned == fresh) break;
-      // Given up: nothing new learned for a second after the last frame went.
-      if (sent_done != 0 && now - last_change > hz) break;
+      // Done, or given up: nothing new learned for a second after the last frame went.
+      const uint64_t sent = sent_done.load();
+      if (learned == fresh || (sent != 0 && now - last_change > hz)) break;
+      wakeup->Wait(no_fds, ControlClock::now() + std::min(again, ControlTimers::kAgePeriod));
+      ++wakes;
     }
+    end = rte_get_tsc_cycles();
+    done.store(true);
+  });
+  uint32_t next = 0;
+  while (!done.load(std::memory_order_relaxed)) {
     if (next < fresh) {
       rte_mbuf* burst[32];
       const uint32_t n = std::min<uint32_t>(32, fresh - next);
@@ -113,21 +130,22 @@ int RunLearning(uint32_t resident, uint32_t fresh, uint32_t flush) {
       const unsigned in = a->Inject(0, burst, n);
       for (unsigned i = in; i < n; ++i) rte_pktmbuf_free(burst[i]);
       next += in;
-      if (next == fresh) sent_done = rte_get_tsc_cycles();
+      if (next == fresh) sent_done.store(rte_get_tsc_cycles());
     }
     for (rte_mbuf* m : b->TakeSent()) rte_pktmbuf_free(m);
   }
-  const uint64_t end = rte_get_tsc_cycles();
+  control.join();
   stop.store(true);
   rte_eal_wait_lcore(lcore);
   for (rte_mbuf* m : b->TakeSent()) rte_pktmbuf_free(m);
   const uint32_t learned = fdb->learned(0) - base;
   const uint64_t drops = counters[CoreCounter::kLearnQueueDrops].Read();
   std::printf("new: %u sources sent in %.3f s, %u learned in %.3f s (%.2f M/s), "
-              "learn requests refused by the ring: %llu, not learned: %u\n",
-              fresh, Seconds(sent_done - start), learned, Seconds(end - start),
+              "learn requests refused by the ring: %llu, not learned: %u; the control "
+              "thread woke %llu times\n",
+              fresh, Seconds(sent_done.load() - start), learned, Seconds(end - start),
               learned / Seconds(end - start) / 1e6, static_cast<unsigned long long>(drops),
-              fresh - learned);
+              fresh - learned, static_cast<unsigned long long>(wakes));
 
   // Forgetting: `flush` MACs learned on port 2, flushed.
   for (uint32_t i = 0; i < flush; ++i) fdb->Learn(SourceMac(fresh + i), 2, 0);

@@ -24,6 +24,7 @@
 #include "switch/control/command_handlers.h"
 #include "switch/control/control_policy.h"
 #include "switch/control/control_socket.h"
+#include "switch/control/wakeup.h"
 #include "switch/datapath/mac_key.h"
 #include "switch/protocol/atomic_file.h"
 #include "tests/stub_bridge.h"
@@ -462,6 +463,60 @@ TEST_F(SocketTest, ClientsThatSayNothingAreDroppedAndTheRestWait) {
   EXPECT_THAT(ReadAll(quick), HasSubstr("ok"));
   for (int fd : idle) close(fd);
   close(quick);
+}
+
+// The control thread sleeps on what AddPollFds gives (Wakeup::Wait) until NextDeadline:
+// a connection, a request and a held client's timeout each end the sleep.
+TEST_F(SocketTest, WhatToWaitOnFollowsTheClients) {
+  std::unique_ptr<Wakeup> wakeup = *Wakeup::Create();
+  std::vector<pollfd> fds;
+  socket_->AddPollFds(fds);
+  ASSERT_EQ(fds.size(), 1u);  // the listening socket
+  EXPECT_EQ(socket_->NextDeadline(), std::chrono::steady_clock::time_point::max());
+  EXPECT_FALSE(wakeup->Wait(fds, std::chrono::steady_clock::now()));
+
+  int client = ConnectTo(path_);
+  const auto far = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  ASSERT_TRUE(wakeup->Wait(fds, far));
+  EXPECT_TRUE(fds[0].revents & POLLIN);
+  const auto before = std::chrono::steady_clock::now();
+  socket_->Poll(handler_);
+  const auto after = std::chrono::steady_clock::now();
+  fds.clear();
+  socket_->AddPollFds(fds);
+  ASSERT_EQ(fds.size(), 2u);  // and the client's connection, for its request
+  EXPECT_EQ(fds[1].events, POLLIN);
+  // A second to send the request, from the accept (NowMs: whole milliseconds).
+  EXPECT_GE(socket_->NextDeadline(), before + std::chrono::milliseconds(999));
+  EXPECT_LE(socket_->NextDeadline(), after + std::chrono::seconds(1));
+  EXPECT_FALSE(wakeup->Wait(fds, std::chrono::steady_clock::now()));
+
+  SendWithFds(client, "stats\n", {});
+  ASSERT_TRUE(wakeup->Wait(fds, far));
+  EXPECT_TRUE(fds[1].revents & POLLIN);
+  socket_->Poll(handler_);
+  EXPECT_EQ(lines_.size(), 1u);
+  EXPECT_THAT(ReadAll(client), HasSubstr("ok"));
+  fds.clear();
+  socket_->AddPollFds(fds);
+  EXPECT_EQ(fds.size(), 1u);  // answered in full: the client is gone
+  EXPECT_EQ(socket_->NextDeadline(), std::chrono::steady_clock::time_point::max());
+  close(client);
+}
+
+// With kMaxClients held, new connections wait in the backlog: the listening socket is
+// not waited on (it would wake the thread for nothing until one of them goes).
+TEST_F(SocketTest, AFullHouseIsNotWokenByTheBacklog) {
+  std::vector<int> held;
+  for (size_t i = 0; i < ControlSocket::kMaxClients; ++i) {
+    held.push_back(ConnectTo(path_));
+    socket_->Poll(handler_);
+  }
+  std::vector<pollfd> fds;
+  socket_->AddPollFds(fds);
+  EXPECT_EQ(fds.size(), ControlSocket::kMaxClients);
+  for (const pollfd& p : fds) EXPECT_EQ(p.events, POLLIN);
+  for (int fd : held) close(fd);
 }
 
 }  // namespace

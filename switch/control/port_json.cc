@@ -57,7 +57,9 @@ json PortJson(const PortSnapshot& port, bool detail) {
   j["offload"] = offload;
   for (size_t h = 0; h < kPortHistograms; ++h) {
     const HistogramInfo& info = kPortHistogramInfo[h];
-    if (info.shown & kJsonDetail) j[std::string(info.key)] = HistogramJson(port.totals.histograms[h]);
+    if (info.shown & kJsonDetail) {
+      j[std::string(info.key)] = HistogramJson(port.totals.histograms[h]);
+    }
   }
   return j;
 }

@@ -110,6 +110,34 @@ void AddPortCounters(const BridgeSnapshot& snap, std::vector<MetricFamily>& out)
   out.push_back(std::move(tx_drop));
 }
 
+// A Prometheus histogram of nanosecond samples, exported in seconds.
+ClientMetric HistogramMetric(std::vector<ClientMetric::Label> labels, const HistogramTotals& h) {
+  ClientMetric metric;
+  metric.label = std::move(labels);
+  uint64_t cumulative = 0;
+  for (size_t b = 0; b < kHistogramBuckets; ++b) {
+    cumulative += h.buckets[b];
+    const double le = b < kHistogramBounds ? static_cast<double>(kHistogramBoundsNs[b]) / 1e9
+                                           : std::numeric_limits<double>::infinity();
+    metric.histogram.bucket.push_back({cumulative, le});
+  }
+  metric.histogram.sample_count = cumulative;
+  metric.histogram.sample_sum = static_cast<double>(h.sum_ns) / 1e9;
+  return metric;
+}
+
+// One histogram family per row of HVS_PORT_HISTOGRAMS, a metric per port.
+void AddPortHistograms(const BridgeSnapshot& snap, std::vector<MetricFamily>& out) {
+  for (size_t h = 0; h < kPortHistograms; ++h) {
+    const HistogramInfo& info = kPortHistogramInfo[h];
+    MetricFamily family = Family(info.family, info.help, MetricType::Histogram);
+    for (const PortSnapshot& port : snap.ports) {
+      family.metric.push_back(HistogramMetric({PortLabel(port)}, port.totals.histograms[h]));
+    }
+    out.push_back(std::move(family));
+  }
+}
+
 // What the bridge knows of a port besides its counters.
 void AddPortGauges(const BridgeSnapshot& snap, std::vector<MetricFamily>& out) {
   out.push_back(PerPort(snap, "hvswitch_port_fdb_entries",
@@ -157,7 +185,8 @@ void AddPortGauges(const BridgeSnapshot& snap, std::vector<MetricFamily>& out) {
                         MetricType::Gauge, [](auto& p) { return p.buffers_in_use; }, true));
 }
 
-// The cores' counters and their receive burst sizes (the only histogram).
+// The cores' counters and their receive burst sizes (a histogram of its own: sizes, not
+// durations).
 void AddCores(const BridgeSnapshot& snap, std::vector<MetricFamily>& out) {
   AddFamilies(kCoreCounterInfo, snap.cores, CoreLabel,
               [](const CoreSnapshot& core, size_t i) { return core.counts[i]; }, snap.tsc_hz,
@@ -198,6 +227,7 @@ void AddSwitchStats(const BridgeSnapshot& snap, std::vector<MetricFamily>& out) 
 std::vector<MetricFamily> RenderMetrics(const BridgeSnapshot& snap) {
   std::vector<MetricFamily> out;
   AddPortCounters(snap, out);
+  AddPortHistograms(snap, out);
   AddPortGauges(snap, out);
   AddCores(snap, out);
   AddSwitchStats(snap, out);

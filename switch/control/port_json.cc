@@ -1,5 +1,6 @@
 #include "switch/control/port_json.h"
 
+#include <cmath>
 #include <string>
 
 namespace hvswitch {
@@ -12,6 +13,23 @@ json Drops(const std::array<DropInfo, N>& reasons, const std::array<uint64_t, N>
   json drops = json::object();
   for (size_t r = 0; r < N; ++r) drops[std::string(reasons[r].key)] = values[r];
   return drops;
+}
+
+// A histogram of nanosecond samples: count, sum, the p50/p90/p99 estimates and the
+// buckets that hold samples, by upper bound ("le_ns"; the last: "gt_ns", beyond the
+// highest).
+json HistogramJson(const HistogramTotals& h) {
+  json buckets = json::array();
+  for (size_t b = 0; b < kHistogramBuckets; ++b) {
+    if (h.buckets[b] == 0) continue;
+    buckets.push_back(b < kHistogramBounds
+                          ? json{{"le_ns", kHistogramBoundsNs[b]}, {"count", h.buckets[b]}}
+                          : json{{"gt_ns", kHistogramBoundsNs.back()},
+                                 {"count", h.buckets[b]}});
+  }
+  auto quantile = [&](double q) { return std::llround(HistogramQuantileNs(h, q)); };
+  return {{"samples", HistogramCount(h)}, {"sum_ns", h.sum_ns},      {"p50_ns", quantile(0.5)},
+          {"p90_ns", quantile(0.9)},       {"p99_ns", quantile(0.99)}, {"buckets", buckets}};
 }
 
 }  // namespace
@@ -37,6 +55,12 @@ json PortJson(const PortSnapshot& port, bool detail) {
   j["rx_drops"] = Drops(kRxDropInfo, port.totals.rx_drops);
   j["tx_drops"] = Drops(kTxDropInfo, port.totals.tx_drops);
   j["offload"] = offload;
+  for (size_t h = 0; h < kPortHistograms; ++h) {
+    const HistogramInfo& info = kPortHistogramInfo[h];
+    if (info.shown & kJsonDetail) {
+      j[std::string(info.key)] = HistogramJson(port.totals.histograms[h]);
+    }
+  }
   return j;
 }
 

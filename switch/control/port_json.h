@@ -10,7 +10,8 @@
 namespace hvswitch {
 
 // `detail` (port show, stats) adds the spec, every counter, drops by reason, offload
-// work and the buffer quota.
+// work, the buffer quota and the histograms (residence: samples, sum_ns, p50/p90/p99_ns
+// estimated from the buckets, and the buckets that hold samples).
 nlohmann::json PortJson(const PortSnapshot& port, bool detail);
 
 // stats' "fdb" object: table sizes and learning totals.

@@ -117,6 +117,22 @@ std::vector<std::pair<std::string, uint64_t>> PortFields(const PortSnapshot& por
   for (size_t r = 0; r < kTxDrops; ++r) {
     fields.emplace_back("tx_drop_" + std::string(kTxDropInfo[r].key), port.totals.tx_drops[r]);
   }
+  // Histograms: <key>_samples, <key>_sum_ns and each bucket's count, as /hvswitch/pmd's
+  // bursts_le_<n>: <key>_le_<ns>, and <key>_le_inf for the samples beyond the last bound.
+  for (size_t h = 0; h < kPortHistograms; ++h) {
+    const HistogramInfo& info = kPortHistogramInfo[h];
+    if (!(info.shown & kTelemetryDetail)) continue;
+    const HistogramTotals& histogram = port.totals.histograms[h];
+    const std::string key(info.key);
+    fields.emplace_back(key + "_samples", HistogramCount(histogram));
+    fields.emplace_back(key + "_sum_ns", histogram.sum_ns);
+    for (size_t b = 0; b < kHistogramBuckets; ++b) {
+      fields.emplace_back(key + "_le_" + (b < kHistogramBounds
+                                              ? std::to_string(kHistogramBoundsNs[b])
+                                              : std::string("inf")),
+                          histogram.buckets[b]);
+    }
+  }
   if (port.quota != 0) {
     fields.emplace_back("buffer_quota", port.quota);
     fields.emplace_back("buffers_in_use", port.buffers_in_use);

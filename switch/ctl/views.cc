@@ -30,9 +30,35 @@ void PrintTable(const std::vector<std::vector<std::string>>& rows) {
   }
 }
 
+// A duration in nanoseconds, in the unit that suits it.
+std::string Duration(double ns) {
+  if (ns < 1e3) return absl::StrFormat("%.0fns", ns);
+  if (ns < 1e6) return absl::StrFormat("%.1fus", ns / 1e3);
+  return absl::StrFormat("%.1fms", ns / 1e6);
+}
+
+// A histogram of durations (port_json.cc): its estimates, then its buckets as
+// "<=bound:count".
+std::string HistogramText(const json& h) {
+  const uint64_t samples = h["samples"].get<uint64_t>();
+  if (samples == 0) return "no samples yet";
+  std::string text = absl::StrFormat(
+      "%d samples, mean %s, p50 %s, p90 %s, p99 %s (estimates from the buckets);", samples,
+      Duration(h["sum_ns"].get<double>() / samples), Duration(h["p50_ns"].get<double>()),
+      Duration(h["p90_ns"].get<double>()), Duration(h["p99_ns"].get<double>()));
+  for (const json& b : h["buckets"]) {
+    text += b.contains("le_ns") ? absl::StrCat(" <=", Duration(b["le_ns"].get<double>()), ":")
+                                : absl::StrCat(" >", Duration(b["gt_ns"].get<double>()), ":");
+    text += Text(b["count"]);
+  }
+  return text;
+}
+
 void PrintPortDetail(const json& port) {
   for (const auto& [key, value] : port.items()) {
-    if (value.is_object()) {
+    if (value.is_object() && value.contains("buckets")) {
+      std::printf("%-14s %s\n", (key + ":").c_str(), HistogramText(value).c_str());
+    } else if (value.is_object()) {
       std::vector<std::string> parts;
       for (const auto& [k, v] : value.items()) parts.push_back(absl::StrCat(k, "=", Text(v)));
       std::printf("%-14s %s\n", (key + ":").c_str(), absl::StrJoin(parts, " ").c_str());

@@ -6,11 +6,13 @@
 // its key (JSON and telemetry), its Prometheus family, extra labels, HELP and where else
 // it is shown. Summing, base subtraction, /metrics (switch/control/metrics.cc), the control
 // protocol's JSON (switch/control/port_json.cc) and telemetry (switch/control/telemetry_commands.cc) are
-// loops over these tables: a new counter is its line plus its increment.
+// loops over these tables: a new counter is its line plus its increment, a new histogram
+// (HVS_PORT_HISTOGRAMS: durations, sampled) its line plus its Sample.
 #pragma once
 
 #include <array>
 #include <atomic>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -54,6 +56,13 @@ constexpr MetricLabels Labels(std::string_view name1, std::string_view value1,
                               std::string_view name2, std::string_view value2) {
   return {{{name1, value1}, {name2, value2}}};
 }
+
+struct HistogramInfo {
+  std::string_view key;     // JSON and telemetry key
+  std::string_view family;  // Prometheus histogram family (seconds)
+  std::string_view help;
+  uint8_t shown;            // Shown bits
+};
 
 struct CounterInfo {
   std::string_view key;     // JSON and telemetry key
@@ -164,6 +173,23 @@ struct DropInfo {
     "returned them and their forwarding (lookup, learning requests, copies, software "    \
     "checksums and segmentation, flood copies, the transmits). Which guest costs the "     \
     "host what: compare ports, or divide by hvswitch_port_receive_packets_total.",        \
+    kJsonDetail | kTelemetryDetail)
+
+// Per port histograms, sampled by the workers: a sample is a duration in nanoseconds, put
+// into one of the buckets below (the same for every histogram and every host: the bounds
+// do not depend on the TSC rate, so histograms of several hosts add up).
+// X(id, key, family, help, shown); the family is a Prometheus histogram in seconds.
+#define HVS_PORT_HISTOGRAMS(X)                                                            \
+  /* From the receive call that returned the oldest frame of a transmit to the transmit */ \
+  /* call's return (tx_buffers.cc), one transmit in kResidenceSampleEvery per worker.   */ \
+  X(kResidence, "residence", "hvswitch_port_residence_seconds",                           \
+    "Time frames spent in hvswitch on their way to the port: from the start of the "      \
+    "receive call that returned a transmit's oldest frame to the return of the transmit " \
+    "call that handed it to the port (after any retries). One transmit in 32 that sent "  \
+    "frames is sampled, per port and worker; each sample is that transmit's oldest "      \
+    "frame, the longest any of its frames waited. It includes the forwarding work, "      \
+    "waits for company (tx_flush_us), transmit retries and backpressure parking (a "      \
+    "parked frame counts from its receive, not from the last offer).",                    \
     kJsonDetail | kTelemetryDetail)
 
 // Why a received frame went nowhere. X(id, key, counted_by): workers count the reasons
@@ -290,6 +316,7 @@ enum class RxDrop : uint8_t { HVS_RX_DROPS(HVS_ID) kCount };
 enum class TxDrop : uint8_t { HVS_TX_DROPS(HVS_ID) kCount };
 enum class CoreCounter : uint8_t { HVS_CORE_COUNTERS(HVS_ID) kCount };
 enum class SwitchStat : uint8_t { HVS_SWITCH_STATS(HVS_ID) kCount };
+enum class PortHistogram : uint8_t { HVS_PORT_HISTOGRAMS(HVS_ID) kCount };
 #undef HVS_ID
 
 inline constexpr size_t kPortCounters = static_cast<size_t>(PortCounter::kCount);
@@ -297,6 +324,7 @@ inline constexpr size_t kRxDrops = static_cast<size_t>(RxDrop::kCount);
 inline constexpr size_t kTxDrops = static_cast<size_t>(TxDrop::kCount);
 inline constexpr size_t kCoreCounters = static_cast<size_t>(CoreCounter::kCount);
 inline constexpr size_t kSwitchStats = static_cast<size_t>(SwitchStat::kCount);
+inline constexpr size_t kPortHistograms = static_cast<size_t>(PortHistogram::kCount);
 
 #define HVS_PORT_INFO(id, key, family, labels, help, shown) \
   CounterInfo{key, family, labels, help, MetricKind::kCounter, shown},
@@ -306,6 +334,7 @@ inline constexpr size_t kSwitchStats = static_cast<size_t>(SwitchStat::kCount);
   CounterInfo{key, family, Labels(), help, MetricKind::kCounter, shown},
 #define HVS_SWITCH_INFO(id, key, family, kind, help, shown) \
   CounterInfo{key, family, Labels(), help, MetricKind::kind, shown},
+#define HVS_HISTOGRAM_INFO(id, key, family, help, shown) HistogramInfo{key, family, help, shown},
 inline constexpr std::array<CounterInfo, kPortCounters> kPortCounterInfo = {
     HVS_PORT_COUNTERS(HVS_PORT_INFO)};
 inline constexpr std::array<DropInfo, kRxDrops> kRxDropInfo = {HVS_RX_DROPS(HVS_RX_DROP_INFO)};
@@ -314,11 +343,14 @@ inline constexpr std::array<CounterInfo, kCoreCounters> kCoreCounterInfo = {
     HVS_CORE_COUNTERS(HVS_CORE_INFO)};
 inline constexpr std::array<CounterInfo, kSwitchStats> kSwitchStatInfo = {
     HVS_SWITCH_STATS(HVS_SWITCH_INFO)};
+inline constexpr std::array<HistogramInfo, kPortHistograms> kPortHistogramInfo = {
+    HVS_PORT_HISTOGRAMS(HVS_HISTOGRAM_INFO)};
 #undef HVS_PORT_INFO
 #undef HVS_RX_DROP_INFO
 #undef HVS_TX_DROP_INFO
 #undef HVS_CORE_INFO
 #undef HVS_SWITCH_INFO
+#undef HVS_HISTOGRAM_INFO
 
 // --- Compile-time checks of the tables -------------------------------------------------
 
@@ -379,7 +411,8 @@ static_assert(kPortCounterInfo.size() == kPortCounters && kRxDropInfo.size() == 
               kSwitchStatInfo.size() == kSwitchStats);
 static_assert(EveryKeyNamedAndUnique(kPortCounterInfo) && EveryKeyNamedAndUnique(kRxDropInfo) &&
               EveryKeyNamedAndUnique(kTxDropInfo) && EveryKeyNamedAndUnique(kCoreCounterInfo) &&
-              EveryKeyNamedAndUnique(kSwitchStatInfo));
+              EveryKeyNamedAndUnique(kSwitchStatInfo) &&
+              EveryKeyNamedAndUnique(kPortHistogramInfo));
 static_assert(FamiliesContiguousWithOneHelp(kPortCounterInfo) &&
               FamiliesContiguousWithOneHelp(kCoreCounterInfo) &&
               FamiliesContiguousWithOneHelp(kSwitchStatInfo));
@@ -387,6 +420,72 @@ static_assert(WorkerReasonsFirst(kRxDropInfo) && WorkerReasons(kTxDropInfo) == k
 
 // The reasons a worker counts (the rest are the device's).
 inline constexpr size_t kWorkerRxDrops = WorkerReasons(kRxDropInfo);
+
+// --- Histograms ------------------------------------------------------------------------
+
+// Bucket b < kHistogramBounds counts samples of at most kHistogramBoundsNs[b] nanoseconds
+// (and more than the bucket before); the last, the rest. 1-2-5 steps from 100 ns to 10 ms:
+// a guest's frames take ~1 us through an idle switch, tens of us with tx_flush_us or
+// retries, up to ms when parked for backpressure.
+inline constexpr std::array<uint64_t, 16> kHistogramBoundsNs = {
+    100,     200,     500,     1'000,     2'000,     5'000,     10'000,    20'000,
+    50'000,  100'000, 200'000, 500'000, 1'000'000, 2'000'000, 5'000'000, 10'000'000};
+inline constexpr size_t kHistogramBounds = kHistogramBoundsNs.size();
+inline constexpr size_t kHistogramBuckets = kHistogramBounds + 1;
+
+// Sampled events only: a short scan.
+constexpr size_t HistogramBucket(uint64_t ns) {
+  size_t b = 0;
+  while (b < kHistogramBounds && ns > kHistogramBoundsNs[b]) ++b;
+  return b;
+}
+static_assert(HistogramBucket(0) == 0 && HistogramBucket(100) == 0 &&
+              HistogramBucket(101) == 1 && HistogramBucket(1'000) == 3 &&
+              HistogramBucket(10'000'000) == kHistogramBounds - 1 &&
+              HistogramBucket(10'000'001) == kHistogramBounds &&
+              HistogramBucket(~uint64_t{0}) == kHistogramBounds);
+
+// The residence histogram samples one transmit in this many per port and worker that sent
+// frames (the first one included): the sample's clock read and bucket cost ~50 cycles,
+// a transmit's share of that ~2.
+inline constexpr uint16_t kResidenceSampleEvery = 32;
+
+// One histogram's cells: the samples by bucket, and their sum (ns). Its count is the sum
+// of the buckets.
+template <typename Cell>
+struct HistogramCells {
+  std::array<Cell, kHistogramBuckets> buckets{};
+  Cell sum_ns{};
+};
+
+// A reader's copy of a histogram.
+using HistogramTotals = HistogramCells<uint64_t>;
+
+inline uint64_t HistogramCount(const HistogramTotals& h) {
+  uint64_t n = 0;
+  for (uint64_t b : h.buckets) n += b;
+  return n;
+}
+
+// The q-quantile (0 < q <= 1) of `h` estimated as Prometheus' histogram_quantile does:
+// linear within the bucket that holds it (from 0 in the first); one in the last bucket is
+// that bucket's lower bound. 0 without samples.
+inline double HistogramQuantileNs(const HistogramTotals& h, double q) {
+  const uint64_t n = HistogramCount(h);
+  if (n == 0) return 0;
+  const double rank = q * static_cast<double>(n);
+  uint64_t below = 0;
+  for (size_t b = 0; b < kHistogramBounds; ++b) {
+    if (h.buckets[b] != 0 && static_cast<double>(below + h.buckets[b]) >= rank) {
+      const double lower = b == 0 ? 0 : static_cast<double>(kHistogramBoundsNs[b - 1]);
+      const double upper = static_cast<double>(kHistogramBoundsNs[b]);
+      return lower + (upper - lower) * (rank - static_cast<double>(below)) /
+                         static_cast<double>(h.buckets[b]);
+    }
+    below += h.buckets[b];
+  }
+  return static_cast<double>(kHistogramBoundsNs.back());
+}
 
 // --- Counter blocks --------------------------------------------------------------------
 
@@ -396,6 +495,8 @@ struct PortCells {
   std::array<Cell, kPortCounters> counts{};  // by PortCounter
   std::array<Cell, kRxCells> rx_drops{};     // by RxDrop
   std::array<Cell, kTxDrops> tx_drops{};     // by TxDrop
+  // By PortHistogram; touched only by sampled events, after everything else.
+  std::array<HistogramCells<Cell>, kPortHistograms> histograms{};
 
   Cell& operator[](PortCounter c) { return counts[static_cast<size_t>(c)]; }
   const Cell& operator[](PortCounter c) const { return counts[static_cast<size_t>(c)]; }
@@ -410,6 +511,11 @@ struct alignas(64) PortCounters : PortCells<Counter, kWorkerRxDrops> {
     rx_drops[static_cast<size_t>(kReason)].Add(n);
   }
   void Drop(TxDrop reason, uint64_t n) { tx_drops[static_cast<size_t>(reason)].Add(n); }
+  void Sample(PortHistogram h, uint64_t ns) {
+    HistogramCells<Counter>& cells = histograms[static_cast<size_t>(h)];
+    cells.buckets[HistogramBucket(ns)].Add(1);
+    cells.sum_ns.Add(ns);
+  }
 };
 static_assert(sizeof(PortCounters) % 64 == 0);
 // Every frame touches the packet, byte and tx burst counts: they stay in the first line.
@@ -421,6 +527,10 @@ static_assert(static_cast<size_t>(PortCounter::kRxPackets) < 8 &&
 
 // A plain sum over workers, taken by a reader.
 struct PortTotals : PortCells<uint64_t, kRxDrops> {
+  HistogramTotals& operator[](PortHistogram h) { return histograms[static_cast<size_t>(h)]; }
+  const HistogramTotals& operator[](PortHistogram h) const {
+    return histograms[static_cast<size_t>(h)];
+  }
   using PortCells::operator[];
   uint64_t& operator[](RxDrop r) { return rx_drops[static_cast<size_t>(r)]; }
   uint64_t operator[](RxDrop r) const { return rx_drops[static_cast<size_t>(r)]; }
@@ -431,6 +541,12 @@ struct PortTotals : PortCells<uint64_t, kRxDrops> {
     for (size_t i = 0; i < counts.size(); ++i) counts[i] += c.counts[i].Read();
     for (size_t i = 0; i < c.rx_drops.size(); ++i) rx_drops[i] += c.rx_drops[i].Read();
     for (size_t i = 0; i < tx_drops.size(); ++i) tx_drops[i] += c.tx_drops[i].Read();
+    for (size_t h = 0; h < histograms.size(); ++h) {
+      for (size_t b = 0; b < kHistogramBuckets; ++b) {
+        histograms[h].buckets[b] += c.histograms[h].buckets[b].Read();
+      }
+      histograms[h].sum_ns += c.histograms[h].sum_ns.Read();
+    }
   }
 
   // What was counted since `base` was taken.
@@ -438,6 +554,12 @@ struct PortTotals : PortCells<uint64_t, kRxDrops> {
     for (size_t i = 0; i < counts.size(); ++i) counts[i] -= base.counts[i];
     for (size_t i = 0; i < rx_drops.size(); ++i) rx_drops[i] -= base.rx_drops[i];
     for (size_t i = 0; i < tx_drops.size(); ++i) tx_drops[i] -= base.tx_drops[i];
+    for (size_t h = 0; h < histograms.size(); ++h) {
+      for (size_t b = 0; b < kHistogramBuckets; ++b) {
+        histograms[h].buckets[b] -= base.histograms[h].buckets[b];
+      }
+      histograms[h].sum_ns -= base.histograms[h].sum_ns;
+    }
     return *this;
   }
 };

@@ -81,6 +81,9 @@ class Forwarder {
     table_ = table;
   }
 
+  // The TSC at the start of the receive call that returned the bursts handed over next:
+  // their frames' residence (hvswitch_port_residence_seconds) is measured from it.
+  void Received(uint64_t tsc) { received_ = tsc; }
   // Takes ownership of n <= kMaxBurst mbufs received on bridge port `in_port`.
   void HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n);
   // Sends what waited past its deadline (`now`: TSC); the worker calls it every round.
@@ -119,8 +122,13 @@ class Forwarder {
  private:
   struct TxBuffer {
     uint16_t n = 0;
+    uint16_t until_sample = 1;  // transmits that send frames until one is sampled
     uint64_t bytes = 0;
     uint64_t deadline = 0;  // TSC; set when the first frame enters an empty buffer
+    // TSC: received_ when the first frame entered the empty buffer. Frames left in it
+    // (parked) keep it: measured from the receive of the buffer's first frame, theirs or
+    // an earlier one's, never from an offer.
+    uint64_t oldest_rx = 0;
     rte_mbuf* pkts[kMaxBurst];
   };
   // A destination's parked frames (PausedSources): the first of its transmit buffer.
@@ -254,6 +262,7 @@ class Forwarder {
   uint64_t up_mask_ = 0;  // as read at the start of the current burst
   uint64_t capture_tx_ = 0;  // Datapath::capture_tx_mask, as read with up_mask_
   uint64_t now_ = 0;      // TSC at the start of the current burst, when flushing by time
+  uint64_t received_ = 0;  // Received()
   uint64_t pending_ = 0;  // ports with frames in tx_
   std::array<TxBuffer, kMaxPorts> tx_;
   // Backpressure (PausedSources): destinations with parked frames, ports not polled

@@ -12,10 +12,27 @@
 #include "switch/datapath/port_mask.h"
 
 namespace hvswitch {
+namespace {
+
+// A sampled transmit's residence (hvswitch_port_residence_seconds): from the receive of
+// its oldest frame to now, just after the transmit call. Out of line: 31 transmits in
+// 32 pay only for the countdown.
+[[gnu::noinline, gnu::cold]] void SampleResidence(uint64_t oldest_rx, PortCounters& out) {
+  const uint64_t now = rte_rdtsc();
+  const uint64_t cycles = now > oldest_rx ? now - oldest_rx : 0;
+  const double ns = static_cast<double>(cycles) * 1e9 / static_cast<double>(rte_get_tsc_hz());
+  out.Sample(PortHistogram::kResidence, static_cast<uint64_t>(ns));
+}
+
+}  // namespace
+
 void Forwarder::Enqueue(uint16_t port, rte_mbuf* m) {
   TxBuffer& buffer = tx_[port];
   if (buffer.n == kMaxBurst) [[unlikely]] return EnqueueFull(port, &m, 1, m->pkt_len);
-  if (buffer.n == 0) buffer.deadline = now_ + options_.flush_cycles;
+  if (buffer.n == 0) {
+    buffer.deadline = now_ + options_.flush_cycles;
+    buffer.oldest_rx = received_;
+  }
   buffer.pkts[buffer.n++] = m;
   buffer.bytes += m->pkt_len;
   pending_ |= uint64_t{1} << port;
@@ -24,7 +41,10 @@ void Forwarder::Enqueue(uint16_t port, rte_mbuf* m) {
 void Forwarder::EnqueueRun(uint16_t port, rte_mbuf** frames, uint16_t n, uint64_t bytes) {
   TxBuffer& buffer = tx_[port];
   if (buffer.n + n > kMaxBurst) [[unlikely]] return EnqueueFull(port, frames, n, bytes);
-  if (buffer.n == 0) buffer.deadline = now_ + options_.flush_cycles;
+  if (buffer.n == 0) {
+    buffer.deadline = now_ + options_.flush_cycles;
+    buffer.oldest_rx = received_;
+  }
   for (uint16_t i = 0; i < n; ++i) buffer.pkts[buffer.n + i] = frames[i];  // mostly 1-4
   buffer.n = static_cast<uint16_t>(buffer.n + n);
   buffer.bytes += bytes;
@@ -115,6 +135,11 @@ void Forwarder::FlushPort(uint16_t port) {
     sent = static_cast<uint16_t>(sent + RetryTx(dp, queue, buffer.pkts + sent, n - sent, out));
   }
   if (lock != nullptr) rte_spinlock_unlock(lock);
+  // The first frame went (a transmit takes frames in order): its residence is sampled.
+  if (sent != 0 && --buffer.until_sample == 0) {
+    buffer.until_sample = kResidenceSampleEvery;
+    SampleResidence(buffer.oldest_rx, out);
+  }
   if (sent < n) bytes -= Refused(port, sent, n);
   out.Add(PortCounter::kTxPackets, sent);
   out.Add(PortCounter::kTxBytes, bytes);

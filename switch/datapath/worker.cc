@@ -56,6 +56,7 @@ uint32_t Worker::Round(const PortTable& table, uint64_t& now, uint64_t& busy) {
       continue;
     }
     counters_.rx_bursts[BurstBucket(n)].Add(1);
+    forwarder_.Received(polled);  // its frames' residence counts from the call's start
     // The forwarder takes at most kMaxBurst frames at a time (one bulk FDB lookup).
     for (uint16_t off = 0; off < n; off += kMaxBurst) {
       forwarder_.HandleBurst(q.port, pkts + off, std::min<uint16_t>(kMaxBurst, n - off));

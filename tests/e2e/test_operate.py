@@ -173,6 +173,21 @@ class OperateTest(unittest.TestCase):
             sent = self.sw.value("hvswitch_port_receive_packets_total", port=port)
             charged = self.sw.value("hvswitch_port_cpu_seconds_total", port=port)
             self.assertEqual(charged > 0, sent > 0, f"port {port}: {sent} frames, {charged} s")
+        # b was sent frames: its residence histogram has samples (the first transmit to a
+        # port is sampled), at most one per transmit, the same in port show and /metrics.
+        samples = self.sw.value("hvswitch_port_residence_seconds_count", port="b")
+        self.assertGreater(samples, 0)
+        self.assertLessEqual(samples,
+                             self.sw.value("hvswitch_port_transmit_bursts_total", port="b"))
+        self.assertEqual(samples, self.sw.value("hvswitch_port_residence_seconds_bucket",
+                                                port="b", le="+Inf"))
+        self.assertGreater(self.sw.value("hvswitch_port_residence_seconds_sum", port="b"), 0)
+        shown = self.sw.ctl("port", "show", "b")["port"]["residence"]
+        self.assertEqual(shown["samples"], samples)
+        self.assertEqual(sum(b["count"] for b in shown["buckets"]), samples)
+        self.assertLessEqual(shown["p50_ns"], shown["p99_ns"])
+        text = self.sw.ctl("port", "show", "b", as_json=False).stdout
+        self.assertRegex(text, r"residence:\s+\d+ samples, mean \S+, p50 ")
 
 
 if __name__ == "__main__":

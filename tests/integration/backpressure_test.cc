@@ -378,5 +378,87 @@ TEST_F(BackpressureTest, BusyCyclesAreThePollsThatReturnedFrames) {
   EXPECT_EQ(Round(), 0u);
 }
 
+// --- Residence (hvswitch_port_residence_seconds) ------------------------------------------
+// A sample is bounded by clock reads around the rounds: at least the time the test made
+// the frames wait, at most from before the round that received them to after the one that
+// sent them. Neither bound depends on how fast the rounds run.
+
+class ResidenceTest : public BackpressureTest {
+ protected:
+  const HistogramCells<Counter>& Residence(uint16_t port) {
+    return counters_.ports[port].histograms[static_cast<size_t>(PortHistogram::kResidence)];
+  }
+  uint64_t Samples(uint16_t port) {
+    uint64_t n = 0;
+    for (const Counter& b : Residence(port).buckets) n += b.Read();
+    return n;
+  }
+  // The only sample of `port`: in the bucket its sum falls in, between the bounds (TSC).
+  void ExpectOneSampleBetween(uint16_t port, uint64_t at_least, uint64_t at_most) {
+    ASSERT_EQ(Samples(port), 1u);
+    const uint64_t ns = Residence(port).sum_ns.Read();
+    EXPECT_EQ(Residence(port).buckets[HistogramBucket(ns)].Read(), 1u) << ns;
+    EXPECT_GE(ns, Ns(at_least));
+    EXPECT_LE(ns, Ns(at_most) + 1);
+  }
+  static uint64_t Ns(uint64_t cycles) {
+    return static_cast<uint64_t>(static_cast<double>(cycles) * 1e9 /
+                                 static_cast<double>(rte_get_tsc_hz()));
+  }
+};
+
+// The first transmit to a port that sends frames is sampled, then one in
+// kResidenceSampleEvery; every sample lands in exactly one bucket.
+TEST_F(ResidenceTest, OneTransmitInNIsSampledIntoOneBucket) {
+  Start(ForwarderOptions{});
+  const uint64_t before = rte_rdtsc();
+  Inject(kS, kMacA, kMacC, 1);
+  Round();
+  ExpectOneSampleBetween(kC, 0, rte_rdtsc() - before);
+  for (uint32_t i = 1; i < 2 * kResidenceSampleEvery + 1; ++i) {
+    Inject(kS, kMacA, kMacC, 1, i);
+    Round();
+  }
+  EXPECT_EQ(Take(kC, kMacA, kMacC).size(), 2 * kResidenceSampleEvery + 1);
+  EXPECT_EQ(Count(kC, PortCounter::kTxBursts), 2 * kResidenceSampleEvery + 1);
+  EXPECT_EQ(Samples(kC), 3u);  // transmits 1, 33 and 65
+  EXPECT_EQ(Samples(kD), 0u);  // nothing sent there
+}
+
+// A frame held for company (tx_flush_us) waits at least the flush interval.
+TEST_F(ResidenceTest, AFrameHeldForAFlushIntervalWaitsAtLeastThatLong) {
+  ForwarderOptions options;
+  options.flush_cycles = rte_get_tsc_hz() / 20'000;  // 50 us
+  Start(options);
+  Inject(kS, kMacA, kMacC, 1);
+  const uint64_t before = rte_rdtsc();
+  do {
+    Round();
+  } while (Count(kC, PortCounter::kTxPackets) == 0);
+  ExpectOneSampleBetween(kC, options.flush_cycles, rte_rdtsc() - before);
+  EXPECT_GE(HistogramBucket(Residence(kC).sum_ns.Read()), HistogramBucket(Ns(options.flush_cycles)));
+  EXPECT_EQ(Take(kC, kMacA, kMacC), Seqs(0, 1));
+}
+
+// Frames parked for a full destination are measured from their receive, not from the
+// offer that finally sent them; the refused transmit that parked them is no sample.
+TEST_F(ResidenceTest, AParkedFrameCountsFromItsReceive) {
+  Start(Window(AnHour()));
+  const uint64_t before = rte_rdtsc();
+  ParkSixteenOfSAtD();
+  EXPECT_EQ(Samples(kD), 0u);
+  const uint64_t wait = rte_get_tsc_hz() / 1'000;  // 1 ms
+  const uint64_t until = rte_rdtsc() + wait;
+  while (rte_rdtsc() < until) Round();  // offered again every round, refused
+  EXPECT_EQ(Samples(kD), 0u);
+  Take(kD, kMacG, kMacG);  // D drains
+  Round();
+  EXPECT_EQ(Take(kD, kMacA, kMacB), Seqs(0, 16));
+  ExpectOneSampleBetween(kD, wait, rte_rdtsc() - before);
+  Round();  // S polled again: its next 16, a second transmit, not sampled
+  EXPECT_EQ(Take(kD, kMacA, kMacB), Seqs(16, 16));
+  EXPECT_EQ(Samples(kD), 1u);
+}
+
 }  // namespace
 }  // namespace hvswitch

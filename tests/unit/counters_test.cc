@@ -164,6 +164,43 @@ TEST(CountersTest, EveryTelemetryCounterIsInPortFields) {
   }
   EXPECT_EQ(summary["rx_drops"], rx_sum);  // the device's drops (no_mbuf too) included
   EXPECT_EQ(summary["tx_drops"], tx_sum);
+  for (const HistogramInfo& info : kPortHistogramInfo) {
+    const std::string key(info.key);
+    EXPECT_EQ(detail.count(key + "_samples"), (info.shown & kTelemetryDetail) ? 1u : 0u);
+    EXPECT_EQ(summary.count(key + "_samples"), 0u) << key;
+  }
+}
+
+// Every histogram reaches /metrics (one histogram family, a metric per port) and, where its
+// line says, port show's JSON.
+TEST(CountersTest, EveryPortHistogramIsExported) {
+  BridgeSnapshot snap;
+  PortSnapshot port = EveryCellCounted();
+  for (size_t h = 0; h < kPortHistograms; ++h) {
+    port.totals.histograms[h].buckets[5] = 7 + h;  // (2 us, 5 us]
+    port.totals.histograms[h].sum_ns = 21'000 + h;
+  }
+  snap.ports = {port};
+  const std::string text = Render(snap);
+  const nlohmann::json show = PortJson(port, true);
+  for (size_t h = 0; h < kPortHistograms; ++h) {
+    const HistogramInfo& info = kPortHistogramInfo[h];
+    EXPECT_THAT(text, HasSubstr(absl::StrCat("# TYPE ", V(info.family), " histogram\n")));
+    EXPECT_THAT(text, HasSubstr(absl::StrCat(V(info.family), "_count{port=\"p\"} ", 7 + h)));
+    EXPECT_THAT(text, HasSubstr(absl::StrCat(V(info.family),
+                                             "_bucket{port=\"p\",le=\"5e-06\"} ", 7 + h)));
+    EXPECT_THAT(text, HasSubstr(absl::StrCat(V(info.family),
+                                             "_bucket{port=\"p\",le=\"2e-06\"} 0")));
+    const std::string key(info.key);
+    ASSERT_EQ(show.contains(key), (info.shown & kJsonDetail) != 0) << key;
+    if (show.contains(key)) {
+      EXPECT_EQ(show[key]["samples"].get<uint64_t>(), 7 + h);
+      EXPECT_EQ(show[key]["sum_ns"].get<uint64_t>(), 21'000 + h);
+      EXPECT_EQ(show[key]["buckets"].size(), 1u);
+      EXPECT_EQ(show[key]["buckets"][0]["le_ns"].get<uint64_t>(), 5'000u);
+    }
+    EXPECT_FALSE(PortJson(port, false).contains(key)) << "port list shows no histogram";
+  }
 }
 
 }  // namespace

@@ -218,6 +218,53 @@ constexpr const char* kExposition[] = {
     R"x(# TYPE hvswitch_port_learn_table_full_total counter)x",
     R"x(hvswitch_port_learn_table_full_total{port="vm1"} 105)x",
     R"x(hvswitch_port_learn_table_full_total{port="mem1"} 132)x",
+    R"x(# HELP hvswitch_port_residence_seconds Time frames spent in hvswitch on their )x"
+      R"x(way to the port: from the start of the receive call that returned a transmit's )x"
+      R"x(oldest frame to the return of the transmit call that handed it to the port )x"
+      R"x((after any retries). One transmit in 32 that sent frames is sampled, per port )x"
+      R"x(and worker; each sample is that transmit's oldest frame, the longest any of its )x"
+      R"x(frames waited. It includes the forwarding work, waits for company )x"
+      R"x((tx_flush_us), transmit retries and backpressure parking (a parked frame counts )x"
+      R"x(from its receive, not from the last offer).)x",
+    R"x(# TYPE hvswitch_port_residence_seconds histogram)x",
+    R"x(hvswitch_port_residence_seconds_count{port="vm1"} 102)x",
+    R"x(hvswitch_port_residence_seconds_sum{port="vm1"} 1e-05)x",
+    R"x(hvswitch_port_residence_seconds_bucket{port="vm1",le="1e-07"} 0)x",
+    R"x(hvswitch_port_residence_seconds_bucket{port="vm1",le="2e-07"} 0)x",
+    R"x(hvswitch_port_residence_seconds_bucket{port="vm1",le="5e-07"} 0)x",
+    R"x(hvswitch_port_residence_seconds_bucket{port="vm1",le="1e-06"} 10)x",
+    R"x(hvswitch_port_residence_seconds_bucket{port="vm1",le="2e-06"} 92)x",
+    R"x(hvswitch_port_residence_seconds_bucket{port="vm1",le="5e-06"} 92)x",
+    R"x(hvswitch_port_residence_seconds_bucket{port="vm1",le="1e-05"} 92)x",
+    R"x(hvswitch_port_residence_seconds_bucket{port="vm1",le="2e-05"} 92)x",
+    R"x(hvswitch_port_residence_seconds_bucket{port="vm1",le="5e-05"} 101)x",
+    R"x(hvswitch_port_residence_seconds_bucket{port="vm1",le="0.0001"} 101)x",
+    R"x(hvswitch_port_residence_seconds_bucket{port="vm1",le="0.0002"} 101)x",
+    R"x(hvswitch_port_residence_seconds_bucket{port="vm1",le="0.0005"} 101)x",
+    R"x(hvswitch_port_residence_seconds_bucket{port="vm1",le="0.001"} 101)x",
+    R"x(hvswitch_port_residence_seconds_bucket{port="vm1",le="0.002"} 101)x",
+    R"x(hvswitch_port_residence_seconds_bucket{port="vm1",le="0.005"} 101)x",
+    R"x(hvswitch_port_residence_seconds_bucket{port="vm1",le="0.01"} 101)x",
+    R"x(hvswitch_port_residence_seconds_bucket{port="vm1",le="+Inf"} 102)x",
+    R"x(hvswitch_port_residence_seconds_count{port="mem1"} 101)x",
+    R"x(hvswitch_port_residence_seconds_sum{port="mem1"} 1.27e-05)x",
+    R"x(hvswitch_port_residence_seconds_bucket{port="mem1",le="1e-07"} 0)x",
+    R"x(hvswitch_port_residence_seconds_bucket{port="mem1",le="2e-07"} 0)x",
+    R"x(hvswitch_port_residence_seconds_bucket{port="mem1",le="5e-07"} 0)x",
+    R"x(hvswitch_port_residence_seconds_bucket{port="mem1",le="1e-06"} 10)x",
+    R"x(hvswitch_port_residence_seconds_bucket{port="mem1",le="2e-06"} 91)x",
+    R"x(hvswitch_port_residence_seconds_bucket{port="mem1",le="5e-06"} 91)x",
+    R"x(hvswitch_port_residence_seconds_bucket{port="mem1",le="1e-05"} 91)x",
+    R"x(hvswitch_port_residence_seconds_bucket{port="mem1",le="2e-05"} 91)x",
+    R"x(hvswitch_port_residence_seconds_bucket{port="mem1",le="5e-05"} 100)x",
+    R"x(hvswitch_port_residence_seconds_bucket{port="mem1",le="0.0001"} 100)x",
+    R"x(hvswitch_port_residence_seconds_bucket{port="mem1",le="0.0002"} 100)x",
+    R"x(hvswitch_port_residence_seconds_bucket{port="mem1",le="0.0005"} 100)x",
+    R"x(hvswitch_port_residence_seconds_bucket{port="mem1",le="0.001"} 100)x",
+    R"x(hvswitch_port_residence_seconds_bucket{port="mem1",le="0.002"} 100)x",
+    R"x(hvswitch_port_residence_seconds_bucket{port="mem1",le="0.005"} 100)x",
+    R"x(hvswitch_port_residence_seconds_bucket{port="mem1",le="0.01"} 100)x",
+    R"x(hvswitch_port_residence_seconds_bucket{port="mem1",le="+Inf"} 101)x",
     R"x(# HELP hvswitch_port_fdb_entries MACs currently learned on the port (static entries )x"
       R"x(excluded); compare with its learn_limit.)x",
     R"x(# TYPE hvswitch_port_fdb_entries gauge)x",
@@ -566,6 +613,57 @@ TEST(CountersTest, TotalsSumEveryWorker) {
   totals.AddFrom(b.ports[1]);
   EXPECT_EQ(totals[PortCounter::kRxPackets], 7u);
   EXPECT_EQ(totals.tx_drops[static_cast<size_t>(TxDrop::kLinkDown)], 2u);
+}
+
+// Each sample in exactly one bucket, whose bounds hold it; workers' histograms add up,
+// and a port slot's base comes off them like off every counter.
+TEST(CountersTest, HistogramSamplesSumOverWorkers) {
+  WorkerCounters a, b;
+  for (uint64_t ns : {0u, 100u, 101u, 1'500u, 10'000'000u, 10'000'001u}) {
+    a.ports[2].Sample(PortHistogram::kResidence, ns);
+  }
+  b.ports[2].Sample(PortHistogram::kResidence, 1'999);
+  PortTotals totals;
+  totals.AddFrom(a.ports[2]);
+  totals.AddFrom(b.ports[2]);
+  const HistogramTotals& h = totals[PortHistogram::kResidence];
+  EXPECT_EQ(HistogramCount(h), 7u);
+  EXPECT_EQ(h.sum_ns, 0u + 100 + 101 + 1'500 + 10'000'000 + 10'000'001 + 1'999);
+  EXPECT_EQ(h.buckets[0], 2u);                 // <= 100 ns
+  EXPECT_EQ(h.buckets[1], 1u);                 // <= 200 ns
+  EXPECT_EQ(h.buckets[4], 2u);                 // <= 2 us
+  EXPECT_EQ(h.buckets[kHistogramBounds - 1], 1u);  // <= 10 ms
+  EXPECT_EQ(h.buckets[kHistogramBounds], 1u);      // beyond
+  PortTotals base;
+  base.AddFrom(a.ports[2]);
+  totals -= base;
+  EXPECT_EQ(HistogramCount(totals[PortHistogram::kResidence]), 1u);
+  EXPECT_EQ(totals[PortHistogram::kResidence].sum_ns, 1'999u);
+  for (uint64_t ns = 0; ns < 20'000'000; ns = ns * 3 / 2 + 1) {
+    const size_t bucket = HistogramBucket(ns);
+    if (bucket < kHistogramBounds) {
+      ASSERT_LE(ns, kHistogramBoundsNs[bucket]) << ns;
+    }
+    if (bucket > 0) {
+      ASSERT_GT(ns, kHistogramBoundsNs[bucket - 1]) << ns;
+    }
+  }
+}
+
+// Quantiles as Prometheus' histogram_quantile estimates them from the same buckets.
+TEST(CountersTest, HistogramQuantiles) {
+  HistogramTotals h;
+  EXPECT_EQ(HistogramQuantileNs(h, 0.5), 0);
+  h.buckets[3] = 50;  // (500 ns, 1 us]
+  h.buckets[4] = 50;  // (1 us, 2 us]
+  EXPECT_DOUBLE_EQ(HistogramQuantileNs(h, 0.25), 750);
+  EXPECT_DOUBLE_EQ(HistogramQuantileNs(h, 0.5), 1'000);
+  EXPECT_DOUBLE_EQ(HistogramQuantileNs(h, 0.99), 1'980);
+  h.buckets[kHistogramBounds] = 100;  // beyond the last bound: that bound
+  EXPECT_DOUBLE_EQ(HistogramQuantileNs(h, 0.99), 10'000'000);
+  h = {};
+  h.buckets[0] = 4;  // from 0
+  EXPECT_DOUBLE_EQ(HistogramQuantileNs(h, 0.5), 50);
 }
 
 }  // namespace

@@ -17,6 +17,19 @@ inline constexpr PortCounter kLaterCounters[] = {PortCounter::kTxRetries,
                                                  PortCounter::kRxPauseCycles,
                                                  PortCounter::kCpuCycles};
 
+// Histograms added after the outputs were pinned: a few non-empty buckets (the overflow
+// among them) and a sum, from the port's first value.
+inline void FillHistograms(PortSnapshot& port, uint64_t first) {
+  for (HistogramTotals& h : port.totals.histograms) {
+    h = {};
+    h.buckets[3] = 10;               // <= 1 us
+    h.buckets[4] = 80 + first % 7;   // <= 2 us
+    h.buckets[8] = 9;                // <= 50 us
+    h.buckets[kHistogramBounds] = 1;  // > 10 ms
+    h.sum_ns = 100 * first;
+  }
+}
+
 // Gives every counter cell of `port` and its fdb_learned a distinct value, counting up
 // from `v`. The device's no_mbuf comes after the tx drops: where it was before it became
 // a reason, so that pinned outputs keep their numbers; so do kLaterCounters.
@@ -39,6 +52,7 @@ inline void FillDistinct(PortSnapshot& port, uint64_t& v) {
   for (uint64_t& cell : t.tx_drops) cell = v++;
   t[RxDrop::kNoMbuf] = v++;
   port.fdb_learned = v++;
+  FillHistograms(port, first);
 }
 
 // The switch-wide statistics the metrics tests expect.

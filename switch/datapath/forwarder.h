@@ -159,8 +159,11 @@ class Forwarder {
   [[gnu::always_inline]] inline void FlushByPolicy();
 
   // Egress (egress.cc): frames to their ports' transmit buffers, out of line.
-  // A run's frames to `port`: the common case (same encapsulation, within the MTU) whole.
-  void UnicastRun(uint16_t port, const Run& run, rte_mbuf** frames);
+  // A run's frames to `port`: the common case (same encapsulation, within the MTU) whole,
+  // inline (a copy of pointers, a frame's run mostly being that frame alone); the rest
+  // frame by frame (UnicastFrames).
+  [[gnu::always_inline]] inline void UnicastRun(uint16_t port, const Run& run, rte_mbuf** frames);
+  void UnicastFrames(uint16_t port, const Run& run, rte_mbuf** frames, bool retag);
   // One frame of a run to `port`: MTU check, tag change (`retag`), queued.
   void UnicastFrame(uint16_t port, rte_mbuf* m, const Run& run, bool retag);
   // The ports a frame of `vlan` from `in_port` floods to: up, carrying it, not in_port.
@@ -178,7 +181,9 @@ class Forwarder {
 
   // Transmit buffers (tx_buffers.cc): one per port, sent by FlushPort.
   void Enqueue(uint16_t port, rte_mbuf* m);
-  void EnqueueRun(uint16_t port, rte_mbuf** frames, uint16_t n, uint64_t bytes);
+  // Inline (below): called for every unicast run.
+  [[gnu::always_inline]] inline void EnqueueRun(uint16_t port, rte_mbuf** frames, uint16_t n,
+                                                uint64_t bytes);
   void FlushPort(uint16_t port);
   // What FlushPort could not send: tx_[port].pkts[sent..n) (the buffer emptied). Those
   // of kernel or NIC ports are parked, the rest freed and counted (queue_full). Returns
@@ -264,5 +269,27 @@ class Forwarder {
   };
   std::array<PauseBudget, kMaxPorts> pauses_{};
 };
+
+inline void Forwarder::UnicastRun(uint16_t port, const Run& run, rte_mbuf** frames) {
+  const bool retag = run.tagged == table_->vlans.SendsUntagged(run.vlan, port);
+  if (!retag && run.max_len - run.header() <= table_->ports[port].mtu) [[likely]] {
+    EnqueueRun(port, frames, run.len, run.bytes);
+  } else {
+    UnicastFrames(port, run, frames, retag);
+  }
+}
+
+// Part of the transmit buffers (tx_buffers.cc), here to be inlined into the pipeline.
+inline void Forwarder::EnqueueRun(uint16_t port, rte_mbuf** frames, uint16_t n, uint64_t bytes) {
+  TxBuffer& buffer = tx_[port];
+  if (buffer.n + n > kMaxBurst) [[unlikely]] return EnqueueFull(port, frames, n, bytes);
+  if (buffer.n == 0) buffer.deadline = now_ + options_.flush_cycles;
+  rte_mbuf** to = buffer.pkts + buffer.n;
+  to[0] = frames[0];  // a run has one frame at least, and mostly one
+  for (uint16_t i = 1; i < n; ++i) to[i] = frames[i];
+  buffer.n = static_cast<uint16_t>(buffer.n + n);
+  buffer.bytes += bytes;
+  pending_ |= uint64_t{1} << port;
+}
 
 }  // namespace hvswitch

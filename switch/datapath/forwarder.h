@@ -234,20 +234,28 @@ class Forwarder {
     return datapath_.up_mask.load(std::memory_order_relaxed) & table_->present;
   }
 
-  // The lookup of the last burst that was a single run (a steady conversation sends
-  // burst after burst of them), reused while the FDB's version stays the same.
+  // Per input port, what the FDB answered for its last run (VPP l2-learn's cached_key):
+  // a later run with the same source or destination takes it instead of looking it up,
+  // while the FDB's version stays the same (every change a look-up could see moves it
+  // on: learning, moves, flushes, removals, ageing). A guest sends from one MAC, so its
+  // runs skip the source look-up whatever their destination, and a steady conversation
+  // skips both. The source is kept only while it is current on the port (nothing to
+  // learn); its last-seen time is still refreshed, once per second of the FDB's clock.
+  static constexpr uint32_t kNeverTouched = UINT32_MAX;  // not a time the FDB's clock reaches
   struct LastLookup {
     uint64_t version = ~uint64_t{0};
-    uint64_t src = 0, dst = 0;
-    uint64_t hits = 0;  // bit 0: source, bit 1: destination
-    uint16_t ports[2] = {};
-    int32_t src_position = -1;
+    // kEmpty: none (no frame's key: its bits 60-63 are 0).
+    uint64_t src = FdbTable::kEmpty, dst = FdbTable::kEmpty;
+    int32_t src_position = -1;  // the source's entry (for Touch)
+    uint32_t touched = kNeverTouched;  // Burst::now_seconds when it was last refreshed
+    uint16_t dst_port = 0;      // when dst_hit
+    bool dst_hit = false;
   };
 
   const Datapath& datapath_;
   const PortTable* table_;
   const ForwarderOptions options_;
-  LastLookup last_;
+  std::array<LastLookup, kMaxPorts> last_{};
   WorkerCounters& counters_;
   LearnQueue& learn_;
   uint64_t up_mask_ = 0;  // as read at the start of the current burst

@@ -351,11 +351,13 @@ inline bool Forwarder::AdmitSource(const Burst& b, const Run& run, rte_mbuf** fr
 inline void Forwarder::LearnSource(Burst& b, const Run& run, uint16_t r, Tally& tally) {
   const bool src_hit = (b.src_hits >> r) & 1;
   if (src_hit && !WantsLearn(b.in_port, false, true, b.ports[r])) {
-    // Current here: refreshed (the port's last source once a second).
-    LastLookup& last = last_[b.in_port];
-    if (run.src != last.src) {
+    // Current here: refreshed; the port's last source (known) once a second.
+    if (((b.src_known >> r) & 1) == 0) {
       datapath_.fdb->Touch(b.positions[r], run.src, b.now_seconds);
-    } else if (b.now_seconds != last.touched) {
+      return;
+    }
+    LastLookup& last = last_[b.in_port];
+    if (b.now_seconds != last.touched) {
       datapath_.fdb->Touch(b.positions[r], run.src, b.now_seconds);
       last.touched = b.now_seconds;
     }

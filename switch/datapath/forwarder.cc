@@ -104,8 +104,13 @@ template <bool kOffloadPort>
 // the known runs `hit`, `port` and `position`. Returns the runs' hits.
 uint64_t Spread(uint64_t found, uint64_t known, uint16_t nb_runs, uint16_t* ports,
                 int32_t* positions, bool hit, uint16_t port, int32_t position) {
-  uint64_t hits = 0;
   int k = nb_runs - __builtin_popcountll(known);
+  if (k == 0) {  // every run known (a steady conversation): nothing to move
+    for (uint16_t r = 0; r < nb_runs; ++r) ports[r] = port;
+    if (positions != nullptr) std::fill_n(positions, nb_runs, position);
+    return hit ? known : 0;
+  }
+  uint64_t hits = 0;
   for (int r = nb_runs - 1; r >= 0; --r) {
     const uint64_t bit = uint64_t{1} << r;
     if (known & bit) {

@@ -44,8 +44,9 @@ struct Run {
 struct BurstArrays {
   rte_mbuf* frames[kMaxBurst];
   Run runs[kMaxBurst];
-  // Classify: each run's source (keys[r]) and destination (keys[kMaxBurst + r]) and their
-  // FDB look-ups, started as the run opens (Fdb::Probe) and finished by LookUp.
+  // Classify: the sources (keys[0..)) and destinations (keys[kMaxBurst..)) of the runs
+  // whose answer Forwarder::last_ does not hold, in run order, and their FDB look-ups,
+  // started as the run opens (Fdb::Probe) and finished by LookUp.
   uint64_t keys[2 * kMaxBurst];
   FdbTable::Probe probes[2 * kMaxBurst];
   uint16_t ports[2 * kMaxBurst];
@@ -68,8 +69,12 @@ struct Burst {
   uint64_t* const keys;
   FdbTable::Probe* const probes;
   uint16_t nb_frames = 0, nb_runs = 0;
+  // Bit r set: run r's source / destination is the port's last (Forwarder::last_).
+  uint64_t src_known = 0, dst_known = 0;
+  uint16_t nb_src_lookups = 0, nb_dst_lookups = 0;  // the rest, in keys and probes
   // LookUp: bit r of src_hits/dst_hits set when run r's source/destination is in the FDB;
-  // ports[r] / ports[kMaxBurst + r] its port, positions[r] the source entry's (for Touch).
+  // ports[r] / ports[kMaxBurst + r] its port, positions[r] the source entry's (for Touch),
+  // whether looked up or known.
   uint16_t* const ports;
   int32_t* const positions;
   uint64_t src_hits, dst_hits;

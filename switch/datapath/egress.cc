@@ -36,14 +36,8 @@ bool OverMtu(const rte_mbuf* m, uint32_t payload, uint16_t mtu) {
 
 }  // namespace
 
-// A run's frames all go to `port` in the same encapsulation: the common case (no tag to
-// change, nothing over the MTU) is a copy of pointers.
-void Forwarder::UnicastRun(uint16_t port, const Run& run, rte_mbuf** frames) {
-  const bool retag = run.tagged == table_->vlans.SendsUntagged(run.vlan, port);
-  if (!retag && run.max_len - run.header() <= table_->ports[port].mtu) {
-    EnqueueRun(port, frames, run.len, run.bytes);
-    return;
-  }
+// A run's frames to `port` when a tag changes or a frame may be over its MTU.
+void Forwarder::UnicastFrames(uint16_t port, const Run& run, rte_mbuf** frames, bool retag) {
   for (uint16_t i = 0; i < run.len; ++i) UnicastFrame(port, frames[i], run, retag);
 }
 

@@ -17,15 +17,14 @@ Fdb::Fdb(std::unique_ptr<FdbTable> table, uint32_t capacity)
 
 uint64_t Fdb::Resolve(const uint64_t* keys, const FdbTable::Probe* probes, uint32_t n,
                       uint16_t* ports, int32_t* positions) const {
-  uint64_t hits = 0;
-  table_->FindBulk(keys, probes, n, [&](uint32_t i, int32_t position, uint32_t value) {
+  return table_->FindBulk(keys, probes, n,
+                          [this, ports, positions](uint32_t i, int32_t position, uint32_t value) {
     const int port = CurrentPort(value);  // a flushed port's entry: a miss
-    if (port < 0) return;
-    hits |= uint64_t{1} << i;
+    if (port < 0) return false;
     ports[i] = static_cast<uint16_t>(port);
     if (positions != nullptr) positions[i] = position;
+    return true;
   });
-  return hits;
 }
 
 uint64_t Fdb::LookupBulk(const uint64_t* keys, uint32_t n, uint16_t* ports,

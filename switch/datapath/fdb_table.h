@@ -76,11 +76,15 @@ class FdbTable {
     return probe;
   }
   // Looks up n <= 64 keys hashed before (Prefetch): on_found(i, position, value) for
-  // each keys[i] in the table, where position is bucket * kWays + way. A key not found
+  // each keys[i] in the table, where position is bucket * kWays + way; it answers whether
+  // the key counts (true), and bit i of the result is set when it did. A key not found
   // while a displacement was under way is looked for again, up to kTries times in all.
+  // (The counting is FindBulk's own: a mask the caller's closure updated through a
+  // reference would live in memory, every key, for FindAgain's sake.)
   template <typename OnFound>
-  void FindBulk(const uint64_t* keys, const Probe* probes, uint32_t n, OnFound&& on_found) const {
-    uint64_t absent = 0;
+  uint64_t FindBulk(const uint64_t* keys, const Probe* probes, uint32_t n,
+                    OnFound&& on_found) const {
+    uint64_t absent = 0, counted = 0;
     const uint32_t before = moves();
     for (uint32_t i = 0; i < n; ++i) {
       uint32_t value;
@@ -88,13 +92,13 @@ class FdbTable {
       if (position < 0) {
         absent |= uint64_t{1} << i;
       } else {
-        on_found(i, position, value);
+        counted |= uint64_t{on_found(i, position, value)} << i;
       }
     }
-    if (absent == 0) return;
+    if (absent == 0) return counted;
     std::atomic_thread_fence(std::memory_order_acquire);  // the reads end before `moves`
-    if (Undisturbed(before, moves())) [[likely]] return;
-    FindAgain(keys, probes, absent, on_found);
+    if (Undisturbed(before, moves())) [[likely]] return counted;
+    return counted | FindAgain(keys, probes, absent, on_found);
   }
   // Displacement paths the writer has made (each counts twice: begun, ended).
   uint32_t moves() const { return moves_.load(std::memory_order_acquire); }
@@ -170,8 +174,9 @@ class FdbTable {
     return at >= 0 ? at : FindIn(key, probe.second, value);
   }
   template <typename OnFound>
-  __attribute__((noinline)) void FindAgain(const uint64_t* keys, const Probe* probes,
-                                           uint64_t absent, OnFound& on_found) const {
+  __attribute__((noinline)) uint64_t FindAgain(const uint64_t* keys, const Probe* probes,
+                                               uint64_t absent, OnFound& on_found) const {
+    uint64_t counted = 0;
     for (int attempt = 1; attempt < kTries && absent != 0; ++attempt) {
       const uint32_t before = moves();
       for (uint64_t todo = absent; todo != 0; todo &= todo - 1) {
@@ -180,11 +185,12 @@ class FdbTable {
         const int32_t position = Find(keys[i], probes[i], &value);
         if (position < 0) continue;
         absent &= ~(uint64_t{1} << i);
-        on_found(i, position, value);
+        counted |= uint64_t{on_found(i, position, value)} << i;
       }
       std::atomic_thread_fence(std::memory_order_acquire);
-      if (Undisturbed(before, moves())) return;
+      if (Undisturbed(before, moves())) break;
     }
+    return counted;
   }
   int32_t FindIn(uint64_t key, uint32_t b, uint32_t* value) const {
     const Bucket& bucket = buckets_[b];

@@ -51,6 +51,14 @@ bool IsTagTpid(rte_be16_t ether_type) {
 // A source address no station may use: a group address (802.3) or 00:00:00:00:00:00.
 bool IsBadSource(uint64_t src) { return IsGroupKey(src) || src == 0; }
 
+// A frame whose offload requests (partial checksums, super-frames) the pipeline resolves.
+template <bool kOffloadPort>
+[[gnu::always_inline]] inline bool HasOffload(const rte_mbuf* m) {
+  return kOffloadPort &&
+         ((m->ol_flags & RTE_MBUF_F_RX_LRO) ||
+          (m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) == RTE_MBUF_F_RX_L4_CKSUM_NONE);
+}
+
 // The run Classify is building: its keys and sums live in registers until it ends. head
 // and tail: the first 14 bytes of its first frame as loaded (both MACs and the
 // EtherType), when that frame was untagged (raw): an untagged frame with the same bytes
@@ -68,6 +76,59 @@ struct OpenRun {
     max = std::max(max, frame_len);
   }
 };
+
+// Whether the four frames at `m` all continue the raw run `run` (VPP's l2fwd quad loop):
+// none a runt, the same first 14 bytes, the same offload state. Their headers are read
+// only once every one is known to hold 14 bytes.
+template <bool kOffloadPort>
+[[gnu::always_inline]] inline bool ContinueFour(const OpenRun& run, rte_mbuf* const* m) {
+  if ((m[0]->data_len < RTE_ETHER_HDR_LEN) | (m[1]->data_len < RTE_ETHER_HDR_LEN) |
+      (m[2]->data_len < RTE_ETHER_HDR_LEN) | (m[3]->data_len < RTE_ETHER_HDR_LEN)) {
+    return false;
+  }
+  uint64_t differ = 0;
+#pragma GCC unroll 4
+  for (int k = 0; k < 4; ++k) {
+    const auto* eth = rte_pktmbuf_mtod(m[k], const uint8_t*);
+    uint64_t head, tail;
+    std::memcpy(&head, eth, 8);
+    std::memcpy(&tail, eth + 6, 8);
+    differ |= (head ^ run.head) | (tail ^ run.tail);
+    if (kOffloadPort) differ |= HasOffload<kOffloadPort>(m[k]) != run.offload;
+  }
+  return differ == 0;
+}
+
+// Look-ups of the runs not in `known` were made in run order into the first entries of
+// `ports` and `positions` (if given), their hits in `found`: moves each to its run's
+// entry, from the last run back so that none is overwritten before it moved, and gives
+// the known runs `hit`, `port` and `position`. Returns the runs' hits.
+uint64_t Spread(uint64_t found, uint64_t known, uint16_t nb_runs, uint16_t* ports,
+                int32_t* positions, bool hit, uint16_t port, int32_t position) {
+  int k = nb_runs - __builtin_popcountll(known);
+  if (k == 0) {  // every run known (a steady conversation): nothing to move
+    for (uint16_t r = 0; r < nb_runs; ++r) ports[r] = port;
+    if (positions != nullptr) std::fill_n(positions, nb_runs, position);
+    return hit ? known : 0;
+  }
+  uint64_t hits = 0;
+  for (int r = nb_runs - 1; r >= 0; --r) {
+    const uint64_t bit = uint64_t{1} << r;
+    if (known & bit) {
+      if (!hit) continue;
+      hits |= bit;
+      ports[r] = port;
+      if (positions != nullptr) positions[r] = position;
+      continue;
+    }
+    --k;
+    if (((found >> k) & 1) == 0) continue;
+    hits |= bit;
+    ports[r] = ports[k];
+    if (positions != nullptr) positions[r] = positions[k];
+  }
+  return hits;
+}
 
 }  // namespace
 
@@ -112,6 +173,14 @@ inline void Forwarder::Classify(Burst& b, rte_mbuf** pkts, uint16_t n) {
   const uint16_t untagged_vlan = table_->vlans.Ingress(b.in_port, false, 0);
   OpenRun run;
   uint16_t nb_frames = 0, nb_runs = 0;
+  // The port's last answers hold while the FDB's version is the one they were read
+  // under; read before this burst's look-ups, so a change during them shows next burst.
+  LastLookup& last = last_[b.in_port];
+  const uint64_t version = datapath_.fdb->version();
+  if (version != last.version) last = {version};
+  const uint64_t last_src = last.src, last_dst = last.dst;
+  uint64_t src_known = 0, dst_known = 0;
+  uint16_t nb_src_lookups = 0, nb_dst_lookups = 0;
 
   for (uint16_t i = 0; i < n && i < kPrefetchAhead; ++i) {
     rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void*));
@@ -134,15 +203,36 @@ inline void Forwarder::Classify(Burst& b, rte_mbuf** pkts, uint16_t n) {
     uint64_t head, tail;
     std::memcpy(&head, eth, 8);      // destination MAC, 2 bytes of source
     std::memcpy(&tail, eth + 6, 8);  // source MAC, EtherType
-    const bool offload = kOffloadPort && ((m->ol_flags & RTE_MBUF_F_RX_LRO) ||
-                                          (m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) ==
-                                              RTE_MBUF_F_RX_L4_CKSUM_NONE);
+    const bool offload = HasOffload<kOffloadPort>(m);
     // [[likely]]: a frame mostly continues its run (a guest's burst is one or two
     // conversations), and the run's end is the jump.
     if (((head ^ run.head) | (tail ^ run.tail)) == 0 && run.raw &&
         (!kOffloadPort || offload == run.offload)) [[likely]] {
       b.frames[nb_frames++] = m;
       run.Extend(len);
+      // The run goes on: the next frames four at a time while all four continue it.
+      while (i + 4 < n && ContinueFour<kOffloadPort>(run, pkts + i + 1)) {
+        // The four after these (near the burst's end, those there are).
+        const uint16_t ahead = i + 1 + kPrefetchAhead;
+        if (ahead + kPrefetchAhead <= n) [[likely]] {
+#pragma GCC unroll 4
+          for (uint16_t k = 0; k < kPrefetchAhead; ++k) {
+            rte_prefetch0(rte_pktmbuf_mtod(pkts[ahead + k], void*));
+          }
+        } else {
+          for (uint16_t k = ahead; k < n; ++k) rte_prefetch0(rte_pktmbuf_mtod(pkts[k], void*));
+        }
+        const uint32_t l0 = pkts[i + 1]->pkt_len, l1 = pkts[i + 2]->pkt_len,
+                       l2 = pkts[i + 3]->pkt_len, l3 = pkts[i + 4]->pkt_len;
+        const uint32_t sum = l0 + l1 + l2 + l3;
+        rx_bytes += sum;
+        run.len += 4;
+        run.bytes += sum;
+        run.max = std::max(std::max(run.max, l0), std::max(std::max(l1, l2), l3));
+        std::memcpy(b.frames + nb_frames, pkts + i + 1, 4 * sizeof(rte_mbuf*));
+        nb_frames += 4;
+        i += 4;
+      }
       continue;
     }
     const uint64_t src = KeyMac(tail);
@@ -171,11 +261,19 @@ inline void Forwarder::Classify(Burst& b, rte_mbuf** pkts, uint16_t n) {
     } else {
       if (nb_runs != 0) b.runs[nb_runs - 1].Close(run.len, run.bytes, run.max);
       // The run's look-ups start here, so that their cache misses overlap with the rest
-      // of the burst's classification.
-      b.keys[nb_runs] = src_key;
-      b.keys[kMaxBurst + nb_runs] = dst_key;
-      b.probes[nb_runs] = datapath_.fdb->Probe(src_key);
-      b.probes[kMaxBurst + nb_runs] = datapath_.fdb->Probe(dst_key);
+      // of the burst's classification; none for what the port's last run had.
+      if (src_key == last_src) {
+        src_known |= uint64_t{1} << nb_runs;
+      } else {
+        b.keys[nb_src_lookups] = src_key;
+        b.probes[nb_src_lookups++] = datapath_.fdb->Probe(src_key);
+      }
+      if (dst_key == last_dst) {
+        dst_known |= uint64_t{1} << nb_runs;
+      } else {
+        b.keys[kMaxBurst + nb_dst_lookups] = dst_key;
+        b.probes[kMaxBurst + nb_dst_lookups++] = datapath_.fdb->Probe(dst_key);
+      }
       b.runs[nb_runs++] = {src_key, dst_key, 0, 0, nb_frames, 0, vlan, encap != kUntagged,
                            encap == kDoubleTagged, offload};
       run = {src_key, dst_key, head, tail, len, len, 1, encap, offload, encap == kUntagged};
@@ -185,35 +283,45 @@ inline void Forwarder::Classify(Burst& b, rte_mbuf** pkts, uint16_t n) {
   if (nb_runs != 0) b.runs[nb_runs - 1].Close(run.len, run.bytes, run.max);
   b.nb_frames = nb_frames;
   b.nb_runs = nb_runs;
+  b.src_known = src_known;
+  b.dst_known = dst_known;
+  b.nb_src_lookups = nb_src_lookups;
+  b.nb_dst_lookups = nb_dst_lookups;
   b.in.Add(PortCounter::kRxPackets, n);
   b.in.Add(PortCounter::kRxBytes, rx_bytes);
   if (malformed != 0) b.in.Drop<RxDrop::kMalformed>(malformed);
   if (wrong_vlan != 0) b.in.Drop<RxDrop::kVlan>(wrong_vlan);
 }
 
-// Sources in keys[0..nb_runs), destinations after them: one bulk lookup when they fit.
+// The looked-up sources in keys[0..), destinations from keys[kMaxBurst]: one bulk
+// look-up each; the known ones filled in from the port's last answers, which then take
+// the last run's destination.
 inline void Forwarder::LookUp(Burst& b) {
+  const Fdb& fdb = *datapath_.fdb;
   const uint16_t nb_runs = b.nb_runs;
-  const uint64_t version = nb_runs == 1 ? datapath_.fdb->version() : 0;
-  const bool reuse = nb_runs == 1 && version == last_.version && b.runs[0].src == last_.src &&
-                     b.runs[0].dst == last_.dst;
-  if (reuse) {
-    b.src_hits = last_.hits & 1;
-    b.dst_hits = last_.hits >> 1;
-    b.ports[0] = last_.ports[0];
-    b.ports[kMaxBurst] = last_.ports[1];
-    b.positions[0] = last_.src_position;
-    return;
-  }
-  b.src_hits = datapath_.fdb->Resolve(b.keys, b.probes, nb_runs, b.ports, b.positions);
-  b.dst_hits = datapath_.fdb->Resolve(b.keys + kMaxBurst, b.probes + kMaxBurst, nb_runs,
-                                      b.ports + kMaxBurst);
-  if (nb_runs == 1) {
-    // The version was read before the lookup: a change during it shows at the next burst.
-    const bool src_hit = b.src_hits & 1, dst_hit = b.dst_hits & 1;
-    last_ = {version, b.runs[0].src, b.runs[0].dst, b.src_hits | (b.dst_hits << 1),
-             {src_hit ? b.ports[0] : uint16_t{0}, dst_hit ? b.ports[kMaxBurst] : uint16_t{0}},
-             src_hit ? b.positions[0] : -1};
+  LastLookup& last = last_[b.in_port];
+  const uint64_t src_found =
+      b.nb_src_lookups == 0 ? 0 : fdb.Resolve(b.keys, b.probes, b.nb_src_lookups, b.ports, b.positions);
+  const uint64_t dst_found =
+      b.nb_dst_lookups == 0 ? 0
+                            : fdb.Resolve(b.keys + kMaxBurst, b.probes + kMaxBurst,
+                                          b.nb_dst_lookups, b.ports + kMaxBurst);
+  b.src_hits = b.src_known == 0 ? src_found
+                                : Spread(src_found, b.src_known, nb_runs, b.ports, b.positions,
+                                         true, b.in_port, last.src_position);
+  b.dst_hits = b.dst_known == 0 ? dst_found
+                                : Spread(dst_found, b.dst_known, nb_runs, b.ports + kMaxBurst,
+                                         nullptr, last.dst_hit, last.dst_port, 0);
+  // The last run's answers are the port's from now on; its source only when current here
+  // (refreshed by LearnSource).
+  const uint16_t r = nb_runs - 1;
+  last.dst = b.runs[r].dst;
+  last.dst_hit = (b.dst_hits >> r) & 1;
+  last.dst_port = last.dst_hit ? b.ports[kMaxBurst + r] : 0;
+  if (((b.src_hits >> r) & 1) && b.ports[r] == b.in_port && b.runs[r].src != last.src) {
+    last.src = b.runs[r].src;
+    last.src_position = b.positions[r];
+    last.touched = kNeverTouched;
   }
 }
 
@@ -261,7 +369,16 @@ inline bool Forwarder::AdmitSource(const Burst& b, const Run& run, rte_mbuf** fr
 inline void Forwarder::LearnSource(Burst& b, const Run& run, uint16_t r, Tally& tally) {
   const bool src_hit = (b.src_hits >> r) & 1;
   if (src_hit && !WantsLearn(b.in_port, false, true, b.ports[r])) {
-    datapath_.fdb->Touch(b.positions[r], run.src, b.now_seconds);  // current here: refreshed
+    // Current here: refreshed; the port's last source (known) once a second.
+    if (((b.src_known >> r) & 1) == 0) {
+      datapath_.fdb->Touch(b.positions[r], run.src, b.now_seconds);
+      return;
+    }
+    LastLookup& last = last_[b.in_port];
+    if (b.now_seconds != last.touched) {
+      datapath_.fdb->Touch(b.positions[r], run.src, b.now_seconds);
+      last.touched = b.now_seconds;
+    }
     return;
   }
   // A port at its limit, or beyond its reserve of a full table, learns no new MAC; a move

@@ -167,8 +167,11 @@ class Forwarder {
   [[gnu::always_inline]] inline void FlushByPolicy();
 
   // Egress (egress.cc): frames to their ports' transmit buffers, out of line.
-  // A run's frames to `port`: the common case (same encapsulation, within the MTU) whole.
-  void UnicastRun(uint16_t port, const Run& run, rte_mbuf** frames);
+  // A run's frames to `port`: the common case (same encapsulation, within the MTU) whole,
+  // inline (a copy of pointers, a frame's run mostly being that frame alone); the rest
+  // frame by frame (UnicastFrames).
+  [[gnu::always_inline]] inline void UnicastRun(uint16_t port, const Run& run, rte_mbuf** frames);
+  void UnicastFrames(uint16_t port, const Run& run, rte_mbuf** frames, bool retag);
   // One frame of a run to `port`: MTU check, tag change (`retag`), queued.
   void UnicastFrame(uint16_t port, rte_mbuf* m, const Run& run, bool retag);
   // The ports a frame of `vlan` from `in_port` floods to: up, carrying it, not in_port.
@@ -186,7 +189,9 @@ class Forwarder {
 
   // Transmit buffers (tx_buffers.cc): one per port, sent by FlushPort.
   void Enqueue(uint16_t port, rte_mbuf* m);
-  void EnqueueRun(uint16_t port, rte_mbuf** frames, uint16_t n, uint64_t bytes);
+  // Inline (below): called for every unicast run.
+  [[gnu::always_inline]] inline void EnqueueRun(uint16_t port, rte_mbuf** frames, uint16_t n,
+                                                uint64_t bytes);
   void FlushPort(uint16_t port);
   // What FlushPort could not send: tx_[port].pkts[sent..n) (the buffer emptied). Those
   // of kernel or NIC ports are parked, the rest freed and counted (queue_full). Returns
@@ -243,20 +248,28 @@ class Forwarder {
   // and sets their bits, which ends these reads).
   uint64_t PolledLinksUp(uint64_t polled) const;
 
-  // The lookup of the last burst that was a single run (a steady conversation sends
-  // burst after burst of them), reused while the FDB's version stays the same.
+  // Per input port, what the FDB answered for its last run (VPP l2-learn's cached_key):
+  // a later run with the same source or destination takes it instead of looking it up,
+  // while the FDB's version stays the same (every change a look-up could see moves it
+  // on: learning, moves, flushes, removals, ageing). A guest sends from one MAC, so its
+  // runs skip the source look-up whatever their destination, and a steady conversation
+  // skips both. The source is kept only while it is current on the port (nothing to
+  // learn); its last-seen time is still refreshed, once per second of the FDB's clock.
+  static constexpr uint32_t kNeverTouched = UINT32_MAX;  // not a time the FDB's clock reaches
   struct LastLookup {
     uint64_t version = ~uint64_t{0};
-    uint64_t src = 0, dst = 0;
-    uint64_t hits = 0;  // bit 0: source, bit 1: destination
-    uint16_t ports[2] = {};
-    int32_t src_position = -1;
+    // kEmpty: none (no frame's key: its bits 60-63 are 0).
+    uint64_t src = FdbTable::kEmpty, dst = FdbTable::kEmpty;
+    int32_t src_position = -1;  // the source's entry (for Touch)
+    uint32_t touched = kNeverTouched;  // Burst::now_seconds when it was last refreshed
+    uint16_t dst_port = 0;      // when dst_hit
+    bool dst_hit = false;
   };
 
   const Datapath& datapath_;
   const PortTable* table_;
   const ForwarderOptions options_;
-  LastLookup last_;
+  std::array<LastLookup, kMaxPorts> last_{};
   WorkerCounters& counters_;
   LearnQueue& learn_;
   uint64_t up_mask_ = 0;  // as read at the start of the current burst
@@ -279,5 +292,30 @@ class Forwarder {
   };
   std::array<PauseBudget, kMaxPorts> pauses_{};
 };
+
+inline void Forwarder::UnicastRun(uint16_t port, const Run& run, rte_mbuf** frames) {
+  const bool retag = run.tagged == table_->vlans.SendsUntagged(run.vlan, port);
+  if (!retag && run.max_len - run.header() <= table_->ports[port].mtu) [[likely]] {
+    EnqueueRun(port, frames, run.len, run.bytes);
+  } else {
+    UnicastFrames(port, run, frames, retag);
+  }
+}
+
+// Part of the transmit buffers (tx_buffers.cc), here to be inlined into the pipeline.
+inline void Forwarder::EnqueueRun(uint16_t port, rte_mbuf** frames, uint16_t n, uint64_t bytes) {
+  TxBuffer& buffer = tx_[port];
+  if (buffer.n + n > kMaxBurst) [[unlikely]] return EnqueueFull(port, frames, n, bytes);
+  if (buffer.n == 0) {
+    buffer.deadline = now_ + options_.flush_cycles;
+    buffer.oldest_rx = received_;
+  }
+  rte_mbuf** to = buffer.pkts + buffer.n;
+  to[0] = frames[0];  // a run has one frame at least, and mostly one
+  for (uint16_t i = 1; i < n; ++i) to[i] = frames[i];
+  buffer.n = static_cast<uint16_t>(buffer.n + n);
+  buffer.bytes += bytes;
+  pending_ |= uint64_t{1} << port;
+}
 
 }  // namespace hvswitch

@@ -38,19 +38,6 @@ void Forwarder::Enqueue(uint16_t port, rte_mbuf* m) {
   pending_ |= uint64_t{1} << port;
 }
 
-void Forwarder::EnqueueRun(uint16_t port, rte_mbuf** frames, uint16_t n, uint64_t bytes) {
-  TxBuffer& buffer = tx_[port];
-  if (buffer.n + n > kMaxBurst) [[unlikely]] return EnqueueFull(port, frames, n, bytes);
-  if (buffer.n == 0) {
-    buffer.deadline = now_ + options_.flush_cycles;
-    buffer.oldest_rx = received_;
-  }
-  for (uint16_t i = 0; i < n; ++i) buffer.pkts[buffer.n + i] = frames[i];  // mostly 1-4
-  buffer.n = static_cast<uint16_t>(buffer.n + n);
-  buffer.bytes += bytes;
-  pending_ |= uint64_t{1} << port;
-}
-
 void Forwarder::FlushExpired(uint64_t now) {
   up_mask_ = LoadUpMask();
   capture_tx_ = datapath_.capture_tx_mask.load(std::memory_order_relaxed);

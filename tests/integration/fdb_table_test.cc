@@ -38,10 +38,10 @@ BulkResult Lookup(const FdbTable& table, const uint64_t* keys, uint32_t n) {
   FdbTable::Probe probes[64];
   for (uint32_t i = 0; i < n; ++i) probes[i] = table.Prefetch(keys[i]);
   BulkResult r;
-  table.FindBulk(keys, probes, n, [&](uint32_t i, int32_t, uint32_t value) {
+  r.mask = table.FindBulk(keys, probes, n, [&](uint32_t i, int32_t, uint32_t value) {
     ++r.found;
-    r.mask |= uint64_t{1} << i;
     if (value != ValueOf(keys[i])) ++r.wrong;
+    return true;
   });
   return r;
 }

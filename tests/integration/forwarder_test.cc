@@ -233,6 +233,82 @@ TEST_F(ForwarderTest, RepeatedConversationSeesEveryTableChange) {
   all_to(RunBurst(0, burst), Untagged({3}));
 }
 
+// The port's last source (Forwarder::last_) is taken without a look-up by the runs that
+// follow; the table's changes must still show, and it must still be refreshed for ageing.
+// A guest's burst: one source, runs to several destinations.
+std::vector<TestFrame> GuestBurst(uint64_t src, std::vector<uint64_t> dsts) {
+  std::vector<TestFrame> frames;
+  for (uint64_t dst : dsts) frames.insert(frames.end(), 2, TestFrame{src, dst});
+  return frames;
+}
+
+TEST_F(ForwarderTest, ACachedSourceThatMovesIsSeenToMoveAndBack) {
+  Send(1, {kB, kBcast});
+  Send(2, {kC, kBcast});
+  const std::vector<TestFrame> guest = GuestBurst(kA, {kB, kC, kB, kC});
+  RunBurst(0, guest);  // A learned on port 0
+  std::vector<std::vector<model::Copy>> out = RunBurst(0, guest);  // A port 0's last source
+  for (size_t i = 0; i < out.size(); ++i) {
+    EXPECT_EQ(out[i], Untagged({static_cast<uint16_t>(i % 4 < 2 ? 1 : 2)}));
+  }
+  EXPECT_EQ(Send(1, {kB, kA}), Untagged({0}));
+  Send(3, {kA, kBcast});  // A moves to port 3
+  EXPECT_EQ(Send(1, {kB, kA}), Untagged({3}));
+  // Port 0 remembers A as its own: it must see that A is not any more, and ask again.
+  RunBurst(0, guest);
+  EXPECT_EQ(Send(1, {kB, kA}), Untagged({0}));
+  EXPECT_EQ(learner_->Stat(SwitchStat::kFdbMoves), 2u);
+}
+
+TEST_F(ForwarderTest, ACachedSourceIsStillRefreshedForAgeing) {
+  ASSERT_TRUE(learner_->AddStatic(kB, 1).ok());
+  const std::vector<TestFrame> guest = GuestBurst(kA, {kB, kBcast, kB});
+  for (uint32_t now = 1; now <= 12; ++now) {
+    RunBurst(0, guest, now);
+    RunBurst(0, guest, now);  // the same second: nothing to refresh
+    learner_->Age(now, 3);
+    uint32_t seen = 0;
+    for (const FdbEntryView& e : learner_->Entries()) {
+      if (e.key == kA) seen = e.last_seen;
+    }
+    ASSERT_EQ(seen, now) << "A's last-seen time at " << now;
+  }
+  EXPECT_EQ(RunBurst(1, {{kB, kA}}, 12)[0], Untagged({0}));
+}
+
+TEST_F(ForwarderTest, ACachedSourceIsLearnedAgainAfterItsPortIsFlushed) {
+  Send(1, {kB, kBcast});
+  const std::vector<TestFrame> guest = GuestBurst(kA, {kB, kC});
+  RunBurst(0, guest);
+  RunBurst(0, guest);  // A port 0's last source
+  EXPECT_EQ(Send(1, {kB, kA}), Untagged({0}));
+  learner_->Flush(0);  // by generation: A's entry stays, no longer current
+  EXPECT_EQ(Send(1, {kB, kA}), Untagged({0, 2, 3}));
+  RunBurst(0, guest);  // port 0 must not take A as current: asked to learn it again
+  EXPECT_EQ(Send(1, {kB, kA}), Untagged({0}));
+}
+
+// Runs whose source or destination is the port's last one among runs whose are not: the
+// answers looked up land on their own runs.
+TEST_F(ForwarderTest, RunsOfTheCachedSourceAndOthersInOneBurst) {
+  const uint64_t kD = 0x0d0000000002, kE = 0x0e0000000002, kF = 0x0f0000000002;
+  Send(1, {kB, kBcast});
+  Send(2, {kE, kBcast});
+  Send(3, {kF, kBcast});
+  RunBurst(0, GuestBurst(kC, {kB}));  // C learned on port 0
+  RunBurst(0, GuestBurst(kA, {kB}));
+  RunBurst(0, GuestBurst(kA, {kB}));  // A port 0's last source, B its last destination
+  std::vector<std::vector<model::Copy>> out =
+      RunBurst(0, {{kA, kB}, {kA, kE}, {kC, kF}, {kA, kB}, {kD, kE}, {kA, kD}, {kC, kA},
+                   {kA, kF}, {kC, kB}});
+  const std::vector<Copies> want = {Untagged({1}), Untagged({2}),       Untagged({3}),
+                                    Untagged({1}), Untagged({2}),       Untagged({1, 2, 3}),
+                                    {},            Untagged({3}),       Untagged({1})};
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(out[i], want[i]) << "frame " << i;
+  EXPECT_EQ(RxDrops(0, RxDrop::kHairpin), 1u);  // C to A: both on port 0
+  EXPECT_EQ(Send(1, {kB, kD}), Untagged({0}));  // D learned on port 0
+}
+
 TEST_F(ForwarderTest, FullTxQueueCountsQueueFull) {
   Send(1, {kB, kBcast});
   // Fill port 1's tx ring (4095 slots) so that only 3 more frames fit.

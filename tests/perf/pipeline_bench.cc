@@ -4,11 +4,14 @@
 // The FDB holds N learned MACs (half behind A as sources, half behind B as destinations)
 // and the frames' addresses are drawn at random from them, so larger tables mean lookups
 // all over the table: every frame a pair of its own ("random pairs"), or runs of 8-32
-// frames of one pair, as guests send ("runs").
+// frames of one pair, as guests send ("runs"), or every frame from one source MAC to a
+// random destination, as a guest with many peers sends ("guest": the per-port source cache
+// at work).
 //
 //   pipeline_bench [--benchmark_* flags]      Google Benchmark: ns, cycles per packet
 //   pipeline_bench --instructions=CASE --packets=N
-//       runs CASE (bare, the MAC count: random pairs, or the MAC count and ":runs") for N
+//       runs CASE (bare, the MAC count: random pairs, or the MAC count and ":runs" or
+//       ":guest") for N
 //       packets inside MeasuredLoop, for `valgrind --tool=callgrind
 //       --toggle-collect='*MeasuredLoop*'` to count instructions per packet (this VM has
 //       no hardware counters).
@@ -43,7 +46,8 @@ constexpr uint16_t kBurst = 32;
 class Rig {
  public:
   // macs == 0: no FDB (the bare loop). runs: frames come in runs of 8-32 of one pair.
-  explicit Rig(uint32_t macs, bool runs = false) {
+  // one_source: every frame from the first source MAC.
+  explicit Rig(uint32_t macs, bool runs = false, bool one_source = false) {
     static int instance = 0;
     std::string name = "rig" + std::to_string(++instance);
     pool_ = rte_pktmbuf_pool_create((name + "pool").c_str(), kFrames * 2, 256, 0,
@@ -73,7 +77,7 @@ class Rig {
     std::mt19937 rng(1);
     std::vector<rte_mbuf*> frames;
     while (frames.size() < kFrames) {
-      const uint64_t src = src_mac(rng() % half), dst = dst_mac(rng() % half);
+      const uint64_t src = src_mac(one_source ? 0 : rng() % half), dst = dst_mac(rng() % half);
       const size_t run = runs ? 8 + rng() % 25 : 1;
       for (size_t i = 0; i < run && frames.size() < kFrames; ++i) {
         frames.push_back(MakeFrame(pool_, {src, dst, -1, 50}));
@@ -114,8 +118,8 @@ class Rig {
   std::unique_ptr<Forwarder> forwarder_;
 };
 
-void Run(benchmark::State& state, uint32_t macs, bool runs = false) {
-  Rig rig(macs, runs);
+void Run(benchmark::State& state, uint32_t macs, bool runs = false, bool one_source = false) {
+  Rig rig(macs, runs, one_source);
   for (unsigned i = 0; i < kFrames / kBurst; ++i) rig.Step();  // warm up: every frame once
   uint64_t packets = 0, cycles = 0;
   for (auto _ : state) {
@@ -134,9 +138,13 @@ void BM_Pipeline(benchmark::State& state) { Run(state, static_cast<uint32_t>(sta
 void BM_PipelineRuns(benchmark::State& state) {
   Run(state, static_cast<uint32_t>(state.range(0)), true);
 }
+void BM_PipelineGuest(benchmark::State& state) {
+  Run(state, static_cast<uint32_t>(state.range(0)), false, true);
+}
 BENCHMARK(BM_BareLoop);
 BENCHMARK(BM_Pipeline)->Arg(2)->Arg(1000)->Arg(100000)->Arg(1000000);
 BENCHMARK(BM_PipelineRuns)->Arg(1000)->Arg(100000)->Arg(1000000);
+BENCHMARK(BM_PipelineGuest)->Arg(1000)->Arg(1000000);
 
 __attribute__((noinline)) uint64_t MeasuredLoop(Rig& rig, uint64_t packets) {
   uint64_t done = 0;
@@ -163,7 +171,8 @@ int main(int argc, char** argv) {
   if (instructions != nullptr) {
     uint32_t macs = std::strcmp(instructions, "bare") == 0 ? 0 : std::atoi(instructions);
     {
-      hvswitch::Rig rig(macs, std::strstr(instructions, ":runs") != nullptr);
+      hvswitch::Rig rig(macs, std::strstr(instructions, ":runs") != nullptr,
+                        std::strstr(instructions, ":guest") != nullptr);
       for (unsigned i = 0; i < hvswitch::kFrames / hvswitch::kBurst; ++i) rig.Step();
       uint64_t done = hvswitch::MeasuredLoop(rig, packets);
       std::printf("packets %llu\n", static_cast<unsigned long long>(done));

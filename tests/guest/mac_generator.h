@@ -24,6 +24,11 @@
 //   gen start BURSTS                 -> {"seeded":N}   BURSTS bursts of 32 frames on each
 //                                       port, then forwards whatever comes back
 //   gen stop                         -> {"ok":1}   received frames are dropped again
+//   gen queues Q                     -> {"ok":1}   restarts both ports with Q queue pairs
+//                                       (1-4), all received from, sent on queue 0: a
+//                                       switch that transmits on a queue of its own
+//                                       choosing (OVS-DPDK's PMD on a memif port: its
+//                                       transmit queue 1, the guest's receive queue 1)
 //   gen stats                        -> {"rx":N,"tx":N,"tx_dropped":N,"busy_cycles":N,
 //                                       "gen_cycles":N,"tsc_hz":N,"links":[0|1,0|1]}
 //                                       busy: cycles of polls that received frames (as
@@ -73,9 +78,13 @@ class MacLoop {
   std::string Learn(uint64_t rate, uint64_t max_seconds);
   std::string Start(unsigned bursts);
   std::string Stats() const;
+  std::string Queues(uint16_t queues);
+  uint16_t Receive(int side, rte_mbuf** pkts);
 
   rte_mempool* pool_;
   uint16_t ports_[2];
+  uint16_t queues_ = 1;  // receive queues per port
+  uint16_t next_queue_[2] = {0, 0};
   uint32_t macs_ = 0;
   Pattern pattern_ = Pattern::kRandom;
   uint16_t size_ = 60;

@@ -156,7 +156,7 @@ class Testpmd:
         return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
 
 
-def guest(kind, sockets, cpu, name, burst, peer0=MAC1):
+def guest(kind, sockets, cpu, name, burst, peer0=MAC1, queues=1):
     """A two-port guest: port 0's frames go to `peer0` (port 1's MAC, or a broadcast
     that reaches port 1 among others) and port 1's back to port 0's MAC."""
     vdevs = guest_vdevs(kind, sockets)
@@ -164,7 +164,7 @@ def guest(kind, sockets, cpu, name, burst, peer0=MAC1):
            f"--file-prefix=hvs-perf-{re.sub('[^A-Za-z0-9-]', '', name)}-{os.getpid()}"]
     eal += [f"--vdev={v}" for v in vdevs]
     return Testpmd(eal, ["--forward-mode=mac", f"--eth-peer=0,{peer0}", f"--eth-peer=1,{MAC0}",
-                         f"--burst={burst}"])
+                         f"--burst={burst}", f"--rxq={queues}", f"--txq={queues}"])
 
 
 def guest_vdevs(kind, sockets, macs=(MAC0, MAC1)):
@@ -221,8 +221,12 @@ class GenGuest:
         return self.stats()["rx"]
 
 
-def ovs_busy(ovs):
-    """(processing cycles, packets received) of OVS's PMD threads so far."""
+def ovs_busy(ovs, clear=False):
+    """(processing cycles, packets received) of OVS's PMD threads since the last clear
+    (its counters restart when a PMD reloads: a difference of two readings can be wrong)."""
+    if clear:
+        ovs.appctl("dpif-netdev/pmd-stats-clear")
+        return 0, 0
     out = ovs.appctl("dpif-netdev/pmd-stats-show")
     cycles = sum(int(x) for x in re.findall(r"processing cycles:\s+(\d+)", out))
     packets = sum(int(x) for x in re.findall(r"packets received:\s+(\d+)", out))
@@ -346,8 +350,11 @@ class Setup:
         if self.macs > 1:
             self.guest = GenGuest(self.kind, self.sockets, guest_cpu, self.name)
         else:
+            # OVS's PMD sends on its transmit queue 1 of a memif port: the guest
+            # receives on two queues there.
+            queues = 2 if self.switch == "ovs" and self.kind == "memif" else 1
             self.guest = guest(self.kind, self.sockets, guest_cpu, self.name,
-                               self.switch_args.guest_burst, self.peer0)
+                               self.switch_args.guest_burst, self.peer0, queues)
 
     def known_macs(self):
         """MACs the switch has learned; None for one that does not learn."""
@@ -490,12 +497,12 @@ class Setup:
         os.kill(self.sw.pid, signal.SIGCONT)
         os.kill(self.guest.p.pid, signal.SIGCONT)
 
-    def switch_busy(self):
-        """(busy cycles, packets) of the switch core so far."""
+    def switch_busy(self, start=False):
+        """(busy cycles, packets) of the switch core so far (OVS: since `start`)."""
         if self.switch == "hvswitch":
             return scrape_busy(self.metrics_port)
         if self.switch == "ovs":
-            return ovs_busy(self.ovs)
+            return ovs_busy(self.ovs, clear=start)
         return self.testpmd.busy_cycles()
 
     def guest_counters(self):
@@ -518,7 +525,7 @@ class Setup:
         per packet) over one slice."""
         self.resume()
         time.sleep(0.5)  # let caches and rings warm up again
-        c0, p0 = self.switch_busy()
+        c0, p0 = self.switch_busy(start=True)
         b0, x0, n0 = self.tx_extras()
         w0 = self.watch() if self.watch else 0
         g0, _, d0 = self.guest_counters()

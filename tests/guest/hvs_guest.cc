@@ -35,8 +35,8 @@
 //                                  port takes them) sent on the first port, their one-way
 //                                  latency read on the second, which first sends one
 //                                  broadcast from DST so that a switch learns it there
-//   gen config|learn|start|stop|stats ...  with a second port: a loopback generator over
-//                                  many MACs between the two ports (tests/guest/
+//   gen config|learn|start|stop|queues|stats ...  with a second port: a loopback generator
+//                                  over many MACs between the two ports (tests/guest/
 //                                  mac_generator.h); once configured it owns both ports
 // Usage: hvs_guest EAL-ARGS... [-- --rx-csum] [--rx-tso]
 //   --rx-csum: enable Rx checksum offload, so that a virtio-user port negotiates

@@ -376,11 +376,19 @@ class Setup:
         if self.switch == "ovs" and self.kind == "memif":
             # OVS's PMD sends on its own transmit queue (1) of a memif port: the guest
             # receives on two queues there, as OVS does (options:n_rxq=2).
-            g.gen("queues 2")
-            while g.stats()["links"] != [1, 1]:
-                if time.monotonic() > deadline + 30:
-                    raise RuntimeError(f"{self.name}: guest links do not come up again")
-                time.sleep(0.1)
+            # DPDK 22.11's memif client sometimes does not reconnect after the restart
+            # this takes: restart it again.
+            for attempt in range(4):
+                g.gen("queues 2")
+                again = time.monotonic() + 10
+                while g.stats()["links"] != [1, 1] and time.monotonic() < again:
+                    time.sleep(0.1)
+                if g.stats()["links"] == [1, 1]:
+                    break
+                print(f"# {self.name}: guest links down after restart {attempt + 1}",
+                      flush=True)
+            else:
+                raise RuntimeError(f"{self.name}: guest links do not come up again")
         if self.known_macs() is not None:
             rate = a.learn_rate
             for _ in range(6):

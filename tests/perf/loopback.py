@@ -241,13 +241,15 @@ def ovs_macs(ovs, bridge):
 
 
 def scrape_fdb(port):
-    """(FDB entries, learn requests the workers dropped) of hvswitch from its metrics."""
+    """(FDB entries, learn requests the workers dropped, learns refused for a full table)
+    of hvswitch from its metrics."""
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
         text = r.read().decode()
-    entries = sum(float(v) for v in re.findall(r"^hvswitch_fdb_entries\S* (\S+)$", text, re.M))
-    drops = sum(float(v) for v in re.findall(
-        r"^hvswitch_core_learn_queue_drops_total\S* (\S+)$", text, re.M))
-    return int(entries), int(drops)
+
+    def total(name):
+        return int(sum(float(v) for v in re.findall(rf"^{name}\S* (\S+)$", text, re.M)))
+    return (total("hvswitch_fdb_entries"), total("hvswitch_core_learn_queue_drops_total"),
+            total("hvswitch_port_learn_table_full_total"))
 
 
 def scrape_busy(port):
@@ -399,9 +401,13 @@ class Setup:
                 while self.known_macs() < want and time.monotonic() < settle:
                     time.sleep(0.2)
                 self.learned = self.known_macs()
+                lost = ""
+                if self.switch == "hvswitch":
+                    _, drops, full = scrape_fdb(self.metrics_port)
+                    lost = f" (so far: {drops} learn requests dropped, {full} refused: table full)"
                 print(f"# {self.name}: learning pass at {rate} frames/s: sent "
                       f"{answer['sent']} in {time.monotonic() - t0:.1f}s, switch knows "
-                      f"{self.learned} of {want} MACs", flush=True)
+                      f"{self.learned} of {want} MACs{lost}", flush=True)
                 # Cut short by the time budget (OVS learns through upcalls, a few
                 # thousand a second): what the switch does not know yet, it floods to
                 # the other port, which is where it goes anyway.

@@ -240,11 +240,23 @@ def ovs_macs(ovs, bridge):
     return int(m.group(1)) if m else 0
 
 
+def metrics_text(port):
+    """hvswitch's metrics page; patient, as its control thread shares a CPU with the guest
+    (and, on a loaded machine, with everything else)."""
+    for attempt in range(3):
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=20) as r:
+                return r.read().decode()
+        except (TimeoutError, OSError):
+            if attempt == 2:
+                raise
+    return ""
+
+
 def scrape_fdb(port):
     """(FDB entries, learn requests the workers dropped, learns refused for a full table)
     of hvswitch from its metrics."""
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
-        text = r.read().decode()
+    text = metrics_text(port)
 
     def total(name):
         return int(sum(float(v) for v in re.findall(rf"^{name}\S* (\S+)$", text, re.M)))
@@ -254,8 +266,7 @@ def scrape_fdb(port):
 
 def scrape_busy(port):
     """(busy cycles, received packets) of hvswitch from its metrics."""
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
-        text = r.read().decode()
+    text = metrics_text(port)
     busy = sum(float(v) for v in re.findall(r"^hvswitch_core_busy_cycles_total\S* (\S+)$",
                                              text, re.M))
     rx = sum(float(v) for v in re.findall(r"^hvswitch_port_receive_packets_total\S* (\S+)$",
@@ -278,8 +289,7 @@ def telemetry_sum(prefix, suffix, ports=2):
 
 def scrape_bursts(port):
     """(tx bursts, tx packets) of hvswitch from its metrics."""
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
-        text = r.read().decode()
+    text = metrics_text(port)
     bursts = sum(float(v) for v in re.findall(
         r"^hvswitch_port_transmit_bursts_total\S* (\S+)$", text, re.M))
     tx = sum(float(v) for v in re.findall(

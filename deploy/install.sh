@@ -24,7 +24,11 @@ packages=(g++ meson ninja-build pkg-config python3 curl iproute2 procps coreutil
           qemu-system-x86 busybox-static iperf3 ethtool cpio iputils-ping
           # operating it (tests/e2e/test_operate.py, test_deploy.py): reading captures,
           # a Prometheus server and promtool, YAML manifests
-          tshark prometheus python3-yaml)
+          tshark prometheus python3-yaml
+          # the switch users compare against (tests/perf/ovs.py: loopback.py --against
+          # ovs and its perf-smoke test, latency.py, ovs_compare.py): Open vSwitch with
+          # DPDK, run as a private instance, never as the system's service
+          openvswitch-switch-dpdk)
 
 if [ "$(id -u)" -ne 0 ]; then
   echo "install.sh: run as root (apt-get, hugepages)" >&2

@@ -41,6 +41,9 @@
 //                                  the first, plugs the second back after BEFORE_MS and
 //                                  streams on for AFTER_MS after its link is up: frames
 //                                  lost at its link-up (tests/guest/linkup_probe.h)
+//   gen config|learn|start|stop|queues|stats ...  with a second port: a loopback generator
+//                                  over many MACs between the two ports (tests/guest/
+//                                  mac_generator.h); once configured it owns both ports
 // Usage: hvs_guest EAL-ARGS... [-- --rx-csum] [--rx-tso]
 //   --rx-csum: enable Rx checksum offload, so that a virtio-user port negotiates
 //   GUEST_CSUM and takes partial checksums (counted as "partial" in stats).
@@ -60,12 +63,14 @@
 #include <cstring>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 
 #include "tests/guest/l4_frames.h"
 #include "tests/guest/latency_probe.h"
 #include "tests/guest/linkup_probe.h"
+#include "tests/guest/mac_generator.h"
 
 namespace {
 
@@ -95,9 +100,13 @@ struct Guest {
   uint64_t next_take = 0;    // slow: TSC when the next frame may be taken
   uint64_t started_tsc = 0;  // when the port was last started
 
-  bool probe_port = false;  // a second port was given (latency)
+  bool probe_port = false;  // a second port was given (latency, gen)
+  std::optional<hvswitch::guest::MacLoop> gen;  // the gen command's loop
+
+  bool Generating() const { return gen && gen->configured(); }
 
   void Receive() {
+    if (Generating()) return gen->Poll();
     if (probe_port) {  // what reaches it outside a latency run is of no interest
       rte_mbuf* pkts[32];
       rte_pktmbuf_free_bulk(pkts, rte_eth_rx_burst(kProbePort, 0, pkts, 32));
@@ -398,6 +407,11 @@ struct Guest {
       run.rx_port = kProbePort;
       return hvswitch::guest::MeasureLinkUp(pool, run).Json();
     }
+    if (cmd == "gen") {
+      if (!probe_port) return "{\"error\":\"gen needs a second port\"}";
+      if (!gen) gen.emplace(pool, kPort, kProbePort);
+      return gen->Command(in);
+    }
     if (cmd == "quit") {
       *quit = true;
       return "{\"ok\":1}";
@@ -477,7 +491,8 @@ int main(int argc, char** argv) {
         std::printf("%s\n", guest.Handle(line, &quit).c_str());
         std::fflush(stdout);
       }
-    } else if (guest.slow_cycles == 0 || guest.paused || guest.stopped) {
+    } else if ((guest.slow_cycles == 0 || guest.paused || guest.stopped) &&
+               !guest.Generating()) {
       usleep(100);  // a test guest need not burn a core (a slow one polls all the time)
     }
   }

@@ -26,6 +26,12 @@ class Counter {
   // Owner thread only.
   void Add(uint64_t n) { value_.store(value_.load(std::memory_order_relaxed) + n,
                                       std::memory_order_relaxed); }
+  // Owner thread only: Add(1), returning the new value.
+  uint64_t Increment() {
+    const uint64_t v = value_.load(std::memory_order_relaxed) + 1;
+    value_.store(v, std::memory_order_relaxed);
+    return v;
+  }
   // Any thread.
   uint64_t Read() const { return value_.load(std::memory_order_relaxed); }
 

@@ -122,7 +122,6 @@ class Forwarder {
  private:
   struct TxBuffer {
     uint16_t n = 0;
-    uint16_t until_sample = 1;  // transmits that send frames until one is sampled
     uint64_t bytes = 0;
     uint64_t deadline = 0;  // TSC; set when the first frame enters an empty buffer
     // TSC: received_ when the first frame entered the empty buffer. Frames left in it

@@ -30,11 +30,6 @@ struct Run {
   bool tagged;
   bool double_tagged;  // tagged, and the tag is followed by another
   bool offload;  // offload requests (partial checksums, super-frames) to resolve
-  void Close(uint16_t n, uint32_t total, uint32_t largest) {
-    len = n;
-    bytes = total;
-    max_len = largest;
-  }
   uint32_t header() const { return RTE_ETHER_HDR_LEN + (tagged ? RTE_VLAN_HLEN : 0); }
 };
 

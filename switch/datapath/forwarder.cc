@@ -59,14 +59,13 @@ template <bool kOffloadPort>
           (m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) == RTE_MBUF_F_RX_L4_CKSUM_NONE);
 }
 
-// The run Classify is building: its keys and sums live in registers until it ends. head
-// and tail: the first 14 bytes of its first frame as loaded (both MACs and the
-// EtherType), when that frame was untagged (raw): an untagged frame with the same bytes
-// continues the run without being classified again.
+// The run Classify is building: its keys and sums live in registers until it ends. head and tail: the first 14 bytes of its first
+// frame as loaded (both MACs and the EtherType), when that frame was untagged (raw): an
+// untagged frame with the same bytes continues the run without being classified again.
 struct OpenRun {
   uint64_t src = 0, dst = 0, head = 0, tail = 0;
   uint32_t bytes = 0, max = 0;
-  uint16_t len = 0;
+  uint16_t first = 0, len = 0, vlan = 0;
   uint8_t encap = 0;
   bool offload = false, raw = false;
 
@@ -75,6 +74,30 @@ struct OpenRun {
     bytes += frame_len;
     max = std::max(max, frame_len);
   }
+  void WriteTo(Run& r) const {
+    r.src = src;
+    r.dst = dst;
+    r.bytes = bytes;
+    r.max_len = max;
+    r.first = first;
+    r.len = len;
+    r.vlan = vlan;
+    r.tagged = encap != kUntagged;
+    r.double_tagged = encap == kDoubleTagged;
+    r.offload = offload;
+  }
+};
+
+// What Classify has found in a burst so far. A local of Classify's, whose helpers are all
+// inlined: it lives in registers.
+struct Classification {
+  OpenRun run;
+  uint64_t rx_bytes = 0, malformed = 0, wrong_vlan = 0;
+  // Bit r set: run r's source / destination is the port's last answer (Forwarder::last_).
+  uint64_t src_known = 0, dst_known = 0;
+  uint16_t nb_frames = 0, nb_runs = 0, nb_src_lookups = 0, nb_dst_lookups = 0;
+  // The port's last source and destination keys: not looked up again.
+  uint64_t last_src = 0, last_dst = 0;
 };
 
 // Whether the four frames at `m` all continue the raw run `run` (VPP's l2fwd quad loop):
@@ -97,6 +120,108 @@ template <bool kOffloadPort>
     if (kOffloadPort) differ |= HasOffload<kOffloadPort>(m[k]) != run.offload;
   }
   return differ == 0;
+}
+
+// Frame `i` continued the raw open run: the frames after it join four at a time while all
+// four continue it; `i` is left at the last one taken.
+template <bool kOffloadPort>
+[[gnu::always_inline]] inline void ExtendByFours(Classification& c, rte_mbuf** frames,
+                                                 rte_mbuf** pkts, uint16_t& i, uint16_t n) {
+  OpenRun& run = c.run;
+  while (i + 4 < n && ContinueFour<kOffloadPort>(run, pkts + i + 1)) {
+    // The four after these (near the burst's end, those there are).
+    const uint16_t ahead = i + 1 + kPrefetchAhead;
+    if (ahead + kPrefetchAhead <= n) [[likely]] {
+#pragma GCC unroll 4
+      for (uint16_t k = 0; k < kPrefetchAhead; ++k) {
+        rte_prefetch0(rte_pktmbuf_mtod(pkts[ahead + k], void*));
+      }
+    } else {
+      for (uint16_t k = ahead; k < n; ++k) rte_prefetch0(rte_pktmbuf_mtod(pkts[k], void*));
+    }
+    const uint32_t l0 = pkts[i + 1]->pkt_len, l1 = pkts[i + 2]->pkt_len,
+                   l2 = pkts[i + 3]->pkt_len, l3 = pkts[i + 4]->pkt_len;
+    const uint32_t sum = l0 + l1 + l2 + l3;
+    c.rx_bytes += sum;
+    run.len += 4;
+    run.bytes += sum;
+    run.max = std::max(std::max(run.max, l0), std::max(std::max(l1, l2), l3));
+    std::memcpy(frames + c.nb_frames, pkts + i + 1, 4 * sizeof(rte_mbuf*));
+    c.nb_frames += 4;
+    i += 4;
+  }
+}
+
+// A frame with keys other than the open run's (or tagged): the open run is written out
+// and a new one opened. Its look-ups start here, so that their cache misses overlap with
+// the rest of the burst's classification; none for what the port's last run had.
+[[gnu::always_inline]] inline void OpenNewRun(Classification& c, Burst& b, const Fdb& fdb,
+                                              uint64_t src_key, uint64_t dst_key, uint64_t head,
+                                              uint64_t tail, uint32_t len, uint16_t vlan,
+                                              uint8_t encap, bool offload) {
+  if (c.nb_runs != 0) c.run.WriteTo(b.runs[c.nb_runs - 1]);
+  const uint64_t bit = uint64_t{1} << c.nb_runs;
+  if (src_key == c.last_src) {
+    c.src_known |= bit;
+  } else {
+    b.keys[c.nb_src_lookups] = src_key;
+    b.probes[c.nb_src_lookups++] = fdb.Probe(src_key);
+  }
+  if (dst_key == c.last_dst) {
+    c.dst_known |= bit;
+  } else {
+    b.keys[kMaxBurst + c.nb_dst_lookups] = dst_key;
+    b.probes[kMaxBurst + c.nb_dst_lookups++] = fdb.Probe(dst_key);
+  }
+  ++c.nb_runs;
+  c.run.src = src_key;
+  c.run.dst = dst_key;
+  c.run.head = head;
+  c.run.tail = tail;
+  c.run.bytes = c.run.max = len;
+  c.run.first = c.nb_frames;
+  c.run.len = 1;
+  c.run.vlan = vlan;
+  c.run.encap = encap;
+  c.run.offload = offload;
+  c.run.raw = encap == kUntagged;
+}
+
+// A frame that does not continue the raw open run: its VLAN (runts of a tag and frames of
+// a VLAN the port does not carry dropped) and keys; it continues a tagged run or opens a
+// run of its own.
+template <bool kOffloadPort>
+[[gnu::always_inline]] inline void ClassifyAlone(Classification& c, Burst& b, const VlanTable& vlans,
+                                                 const Fdb& fdb, uint16_t untagged_vlan,
+                                                 rte_mbuf* m, uint64_t head, uint64_t tail,
+                                                 bool offload) {
+  uint8_t encap = (tail >> 48) == kVlanTpid ? kTagged : kUntagged;
+  // A tag must sit in the first segment.
+  if (encap != kUntagged && m->data_len < RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN) {
+    ++c.malformed;
+    rte_pktmbuf_free(m);
+    return;
+  }
+  uint16_t vlan = untagged_vlan;
+  if (encap != kUntagged) vlan = TaggedVlan(vlans, b.in_port, m, encap);
+  if (vlan == kNoVlan) {
+    ++c.wrong_vlan;
+    rte_pktmbuf_free(m);
+    return;
+  }
+  const uint64_t vlan_bits = uint64_t{vlan} << 48;
+  const uint64_t src_key = KeyMac(tail) | vlan_bits;
+  const uint64_t dst_key = KeyMac(head) | vlan_bits;
+  const uint32_t len = m->pkt_len;
+  b.frames[c.nb_frames] = m;
+  // A tagged frame continuing a tagged run.
+  if (((src_key ^ c.run.src) | (dst_key ^ c.run.dst)) == 0 && encap == c.run.encap &&
+      (!kOffloadPort || offload == c.run.offload) && c.nb_runs != 0) {
+    c.run.Extend(len);
+  } else {
+    OpenNewRun(c, b, fdb, src_key, dst_key, head, tail, len, vlan, encap, offload);
+  }
+  ++c.nb_frames;
 }
 
 // Look-ups of the runs not in `known` were made in run order into the first entries of
@@ -169,18 +294,16 @@ inline void Forwarder::FixUp(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
 // and encapsulation (a guest's burst is mostly one or two conversations).
 template <bool kOffloadPort>
 inline void Forwarder::Classify(Burst& b, rte_mbuf** pkts, uint16_t n) {
-  uint64_t rx_bytes = 0, malformed = 0, wrong_vlan = 0;
   const uint16_t untagged_vlan = table_->vlans.Ingress(b.in_port, false, 0);
-  OpenRun run;
-  uint16_t nb_frames = 0, nb_runs = 0;
+  const Fdb& fdb = *datapath_.fdb;
   // The port's last answers hold while the FDB's version is the one they were read
   // under; read before this burst's look-ups, so a change during them shows next burst.
   LastLookup& last = last_[b.in_port];
-  const uint64_t version = datapath_.fdb->version();
+  const uint64_t version = fdb.version();
   if (version != last.version) last = {version};
-  const uint64_t last_src = last.src, last_dst = last.dst;
-  uint64_t src_known = 0, dst_known = 0;
-  uint16_t nb_src_lookups = 0, nb_dst_lookups = 0;
+  Classification c;
+  c.last_src = last.src;
+  c.last_dst = last.dst;
 
   for (uint16_t i = 0; i < n && i < kPrefetchAhead; ++i) {
     rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void*));
@@ -192,10 +315,10 @@ inline void Forwarder::Classify(Burst& b, rte_mbuf** pkts, uint16_t n) {
     }
     rte_mbuf* m = pkts[i];
     const uint32_t len = m->pkt_len;
-    rx_bytes += len;
+    c.rx_bytes += len;
     const auto* eth = rte_pktmbuf_mtod(m, const uint8_t*);
     if (m->data_len < RTE_ETHER_HDR_LEN) {  // a runt: the header must be in one segment
-      ++malformed;
+      ++c.malformed;
       rte_pktmbuf_free(m);
       continue;
     }
@@ -206,91 +329,26 @@ inline void Forwarder::Classify(Burst& b, rte_mbuf** pkts, uint16_t n) {
     const bool offload = HasOffload<kOffloadPort>(m);
     // [[likely]]: a frame mostly continues its run (a guest's burst is one or two
     // conversations), and the run's end is the jump.
-    if (((head ^ run.head) | (tail ^ run.tail)) == 0 && run.raw &&
-        (!kOffloadPort || offload == run.offload)) [[likely]] {
-      b.frames[nb_frames++] = m;
-      run.Extend(len);
-      // The run goes on: the next frames four at a time while all four continue it.
-      while (i + 4 < n && ContinueFour<kOffloadPort>(run, pkts + i + 1)) {
-        // The four after these (near the burst's end, those there are).
-        const uint16_t ahead = i + 1 + kPrefetchAhead;
-        if (ahead + kPrefetchAhead <= n) [[likely]] {
-#pragma GCC unroll 4
-          for (uint16_t k = 0; k < kPrefetchAhead; ++k) {
-            rte_prefetch0(rte_pktmbuf_mtod(pkts[ahead + k], void*));
-          }
-        } else {
-          for (uint16_t k = ahead; k < n; ++k) rte_prefetch0(rte_pktmbuf_mtod(pkts[k], void*));
-        }
-        const uint32_t l0 = pkts[i + 1]->pkt_len, l1 = pkts[i + 2]->pkt_len,
-                       l2 = pkts[i + 3]->pkt_len, l3 = pkts[i + 4]->pkt_len;
-        const uint32_t sum = l0 + l1 + l2 + l3;
-        rx_bytes += sum;
-        run.len += 4;
-        run.bytes += sum;
-        run.max = std::max(std::max(run.max, l0), std::max(std::max(l1, l2), l3));
-        std::memcpy(b.frames + nb_frames, pkts + i + 1, 4 * sizeof(rte_mbuf*));
-        nb_frames += 4;
-        i += 4;
-      }
+    if (((head ^ c.run.head) | (tail ^ c.run.tail)) == 0 && c.run.raw &&
+        (!kOffloadPort || offload == c.run.offload)) [[likely]] {
+      b.frames[c.nb_frames++] = m;
+      c.run.Extend(len);
+      ExtendByFours<kOffloadPort>(c, b.frames, pkts, i, n);
       continue;
     }
-    const uint64_t src = KeyMac(tail);
-    uint8_t encap = (tail >> 48) == kVlanTpid ? kTagged : kUntagged;
-    // A tag must sit in the first segment.
-    if (encap != kUntagged && m->data_len < RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN) {
-      ++malformed;
-      rte_pktmbuf_free(m);
-      continue;
-    }
-    uint16_t vlan = untagged_vlan;
-    if (encap != kUntagged) vlan = TaggedVlan(table_->vlans, b.in_port, m, encap);
-    if (vlan == kNoVlan) {
-      ++wrong_vlan;
-      rte_pktmbuf_free(m);
-      continue;
-    }
-    const uint64_t vlan_bits = uint64_t{vlan} << 48;
-    const uint64_t src_key = src | vlan_bits;
-    const uint64_t dst_key = KeyMac(head) | vlan_bits;
-    b.frames[nb_frames] = m;
-    // A tagged frame continuing a tagged run.
-    if (((src_key ^ run.src) | (dst_key ^ run.dst)) == 0 && encap == run.encap &&
-        (!kOffloadPort || offload == run.offload) && nb_runs != 0) {
-      run.Extend(len);
-    } else {
-      if (nb_runs != 0) b.runs[nb_runs - 1].Close(run.len, run.bytes, run.max);
-      // The run's look-ups start here, so that their cache misses overlap with the rest
-      // of the burst's classification; none for what the port's last run had.
-      if (src_key == last_src) {
-        src_known |= uint64_t{1} << nb_runs;
-      } else {
-        b.keys[nb_src_lookups] = src_key;
-        b.probes[nb_src_lookups++] = datapath_.fdb->Probe(src_key);
-      }
-      if (dst_key == last_dst) {
-        dst_known |= uint64_t{1} << nb_runs;
-      } else {
-        b.keys[kMaxBurst + nb_dst_lookups] = dst_key;
-        b.probes[kMaxBurst + nb_dst_lookups++] = datapath_.fdb->Probe(dst_key);
-      }
-      b.runs[nb_runs++] = {src_key, dst_key, 0, 0, nb_frames, 0, vlan, encap != kUntagged,
-                           encap == kDoubleTagged, offload};
-      run = {src_key, dst_key, head, tail, len, len, 1, encap, offload, encap == kUntagged};
-    }
-    ++nb_frames;
+    ClassifyAlone<kOffloadPort>(c, b, table_->vlans, fdb, untagged_vlan, m, head, tail, offload);
   }
-  if (nb_runs != 0) b.runs[nb_runs - 1].Close(run.len, run.bytes, run.max);
-  b.nb_frames = nb_frames;
-  b.nb_runs = nb_runs;
-  b.src_known = src_known;
-  b.dst_known = dst_known;
-  b.nb_src_lookups = nb_src_lookups;
-  b.nb_dst_lookups = nb_dst_lookups;
+  if (c.nb_runs != 0) c.run.WriteTo(b.runs[c.nb_runs - 1]);
+  b.nb_frames = c.nb_frames;
+  b.nb_runs = c.nb_runs;
+  b.src_known = c.src_known;
+  b.dst_known = c.dst_known;
+  b.nb_src_lookups = c.nb_src_lookups;
+  b.nb_dst_lookups = c.nb_dst_lookups;
   b.in.Add(PortCounter::kRxPackets, n);
-  b.in.Add(PortCounter::kRxBytes, rx_bytes);
-  if (malformed != 0) b.in.Drop<RxDrop::kMalformed>(malformed);
-  if (wrong_vlan != 0) b.in.Drop<RxDrop::kVlan>(wrong_vlan);
+  b.in.Add(PortCounter::kRxBytes, c.rx_bytes);
+  if (c.malformed != 0) b.in.Drop<RxDrop::kMalformed>(c.malformed);
+  if (c.wrong_vlan != 0) b.in.Drop<RxDrop::kVlan>(c.wrong_vlan);
 }
 
 // The looked-up sources in keys[0..), destinations from keys[kMaxBurst]: one bulk

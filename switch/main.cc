@@ -117,6 +117,9 @@ int RunSwitch(const DaemonOptions& options, const EalPlan& plan) {
   config.tx_descriptors = options.tx_descriptors;
   config.mbufs = options.mbufs;
   config.tx_flush_us = options.tx_flush_us;
+  config.idle = options.idle;
+  config.idle_max_us = options.idle_max_us;
+  config.idle_max_us_given = options.idle_max_us_given;
   absl::StatusOr<std::unique_ptr<Bridge>> bridge = Bridge::Create(config);
   if (!bridge.ok()) {
     Log("%s", bridge.status().message());

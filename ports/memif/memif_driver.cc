@@ -86,6 +86,11 @@ class Driver final : public GuestSocketDriver {
   }
   // The memif client decides how many rings it opens; one pair always exists.
   PortQueues Queues(const PortSpec&, uint16_t) const override { return {}; }
+  DeviceSetup Configure(const PortSpec&, const rte_eth_dev_info&, rte_eth_conf&) const override {
+    DeviceSetup setup;
+    setup.peer_ring = true;  // the rings in the client's shared memory
+    return setup;
+  }
   void BeforeStart(const PortSpec& spec) const override {
     // The EAL may have added segment lists since the last start.
     if (ZeroCopy(spec)) memseg_fd_guard::ProtectMemsegFds();

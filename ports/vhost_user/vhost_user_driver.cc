@@ -64,6 +64,7 @@ class Driver final : public GuestSocketDriver {
     constexpr uint64_t kRx = RTE_ETH_RX_OFFLOAD_TCP_CKSUM | RTE_ETH_RX_OFFLOAD_UDP_CKSUM;
     constexpr uint64_t kTx = RTE_ETH_TX_OFFLOAD_TCP_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM;
     DeviceSetup setup;
+    setup.peer_ring = true;  // the guest's virtqueues
     if ((info.rx_offload_capa & kRx) == kRx && (info.tx_offload_capa & kTx) == kTx) {
       conf.rxmode.offloads |= kRx;
       conf.txmode.offloads |= kTx;

@@ -11,7 +11,9 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "switch/control/log.h"
+#include "switch/control/rx_hold.h"
 #include "switch/datapath/mac_key.h"
 
 namespace hvswitch {
@@ -54,6 +56,7 @@ absl::Status Bridge::Init() {
   datapath_.fdb = fdb_.get();
   table_ = std::make_unique<PortTable>();
   table_->Configure(std::vector<const PortSpec*>{});
+  table_->idle_max_ns = config_.idle == IdleMode::kSleep ? config_.idle_max_us * 1000 : 0;
   datapath_.table.store(table_.get(), std::memory_order_release);
 
   counters_ = std::make_unique<WorkerCounters[]>(nb_workers);
@@ -109,6 +112,20 @@ absl::Status Bridge::AddPort(const PortSpec& spec) {
   if (!opened.ok()) return opened.status();
   const int slot = *opened;
   const Port& port = *slots_->port(slot);
+  const uint32_t rx_hold_ns = RxHoldNs(port);
+  if (config_.idle == IdleMode::kSleep && rx_hold_ns < table_->idle_max_ns) {
+    const std::string why =
+        absl::StrFormat("port '%s': its receive ring of %d descriptors holds %.1f us of "
+                        "64-byte frames at line rate",
+                        spec.name, port.queues().rx_descriptors, rx_hold_ns / 1e3);
+    if (config_.idle_max_us_given) {
+      slots_->Close(slot);
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "%s, less than --idle_max_us=%d: raise --rx_descriptors or lower --idle_max_us", why,
+          config_.idle_max_us));
+    }
+    Log("%s: the workers polling it sleep at most that long", why);
+  }
   link_events_->Map(port.eth_port(), slot);
   // A device that reports no link changes (memif) is looked at by the control thread.
   rte_eth_dev_info info{};
@@ -184,6 +201,7 @@ std::unique_ptr<PortTable> Bridge::NextTable(int slot, const PortSpec* spec, con
   dp.reclaim_tx = port->flags().reclaim_tx;
   dp.rx_backpressure = port->flags().rx_backpressure;
   dp.link_polled = port->flags().link_polled;
+  dp.rx_hold_ns = RxHoldNs(*port);
   // Each receive queue goes to the worker that polls the fewest; the others stay where
   // they are. A device that is not started (a memif client without its server) is not
   // polled.
@@ -395,6 +413,7 @@ BridgeSnapshot Bridge::Snapshot() const {
     CoreSnapshot core;
     core.cpu = w < config_.worker_cpus.size() ? config_.worker_cpus[w] : 0;
     for (size_t i = 0; i < kCoreCounters; ++i) core.counts[i] = counters_[w].core[i].Read();
+    core.max_sleep_ns = table_->max_sleep_ns[w];
     snap[SwitchStat::kCaptureMissed] += counters_[w].capture_missed.Read();
     for (size_t b = 0; b < core.rx_bursts.size(); ++b) {
       core.rx_bursts[b] = counters_[w].rx_bursts[b].Read();

@@ -52,6 +52,12 @@ struct BridgeConfig {
   uint16_t tx_descriptors = 1024;
   uint32_t mbufs = 0;
   uint32_t tx_flush_us = 0;
+  // Between rounds that find nothing: spin, or sleep up to idle_max_us (less where a
+  // device's receive ring fills sooner at line rate; with idle_max_us_given such a port
+  // is refused instead).
+  IdleMode idle = IdleMode::kSleep;
+  uint32_t idle_max_us = 250;
+  bool idle_max_us_given = false;
   // The control thread's eventfd (Wakeup), rung by link events and the workers' learn
   // requests; -1: nobody rings, the caller polls on its own schedule.
   int wakeup_fd = -1;

@@ -9,6 +9,7 @@
 
 #include "ports/port.h"
 #include "switch/datapath/counters.h"
+#include "switch/datapath/idle_backoff.h"
 
 namespace hvswitch {
 
@@ -30,6 +31,10 @@ struct CoreSnapshot {
   unsigned cpu = 0;
   std::array<uint64_t, kCoreCounters> counts{};             // by CoreCounter
   std::array<uint64_t, kBurstBuckets.size()> rx_bursts{};  // by size (kBurstBuckets)
+  // Its longest sleep between rounds that find nothing (PortTable::max_sleep_ns); 0: it
+  // polls (--idle=poll, or a receive ring too small to sleep on at all).
+  uint32_t max_sleep_ns = 0;
+  IdleMode mode() const { return max_sleep_ns == 0 ? IdleMode::kPoll : IdleMode::kSleep; }
 
   uint64_t& operator[](CoreCounter c) { return counts[static_cast<size_t>(c)]; }
   uint64_t operator[](CoreCounter c) const { return counts[static_cast<size_t>(c)]; }

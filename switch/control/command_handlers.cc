@@ -234,7 +234,12 @@ json Pmd(CommandContext& ctx, const Parsed&) {
          // The whole loop's, idle polls included: what the core costs per frame.
          {"loop_cycles_per_packet", packets == 0 ? 0.0 : static_cast<double>(cycles) / packets},
          {"mean_burst", calls == 0 ? 0.0 : static_cast<double>(packets) / calls},
-         {"bursts", bursts}});
+         {"bursts", bursts},
+         {"idle_mode", IdleModeName(core.mode())},
+         {"max_sleep_us", core.max_sleep_ns / 1e3},
+         {"sleep_percent",
+          cycles == 0 ? 0.0 : 100.0 * core[CoreCounter::kSleepCycles] / cycles},
+         {"wakeups", core[CoreCounter::kWakeupsTimer]}});
   }
   return {{"ok", true}, {"cores", cores}};
 }

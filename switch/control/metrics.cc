@@ -185,6 +185,31 @@ void AddPortGauges(const BridgeSnapshot& snap, std::vector<MetricFamily>& out) {
                         MetricType::Gauge, [](auto& p) { return p.buffers_in_use; }, true));
 }
 
+// What each core does between rounds that find nothing (--idle) now.
+void AddCoreIdle(const BridgeSnapshot& snap, std::vector<MetricFamily>& out) {
+  MetricFamily mode = Family(
+      "hvswitch_core_idle_mode",
+      "What a worker core does between rounds that find nothing: 1 for its mode now (poll: "
+      "spins; sleep: sleeps up to hvswitch_core_sleep_max_seconds), 0 for the others.",
+      MetricType::Gauge);
+  for (const CoreSnapshot& core : snap.cores) {
+    for (IdleMode m : {IdleMode::kPoll, IdleMode::kSleep}) {
+      AddSample(mode, {CoreLabel(core), {"mode", std::string(IdleModeName(m))}},
+                core.mode() == m ? 1.0 : 0.0);
+    }
+  }
+  out.push_back(std::move(mode));
+  MetricFamily max_sleep = Family(
+      "hvswitch_core_sleep_max_seconds",
+      "A worker core's longest sleep: --idle_max_us, or less where a device receive ring it "
+      "polls would fill sooner at line rate; 0 while it polls.",
+      MetricType::Gauge);
+  for (const CoreSnapshot& core : snap.cores) {
+    AddSample(max_sleep, {CoreLabel(core)}, core.max_sleep_ns / 1e9);
+  }
+  out.push_back(std::move(max_sleep));
+}
+
 // The cores' counters and their receive burst sizes (a histogram of its own: sizes, not
 // durations).
 void AddCores(const BridgeSnapshot& snap, std::vector<MetricFamily>& out) {
@@ -210,6 +235,7 @@ void AddCores(const BridgeSnapshot& snap, std::vector<MetricFamily>& out) {
     bursts.metric.push_back(std::move(metric));
   }
   out.push_back(std::move(bursts));
+  AddCoreIdle(snap, out);
 }
 
 // Switch-wide values: one unlabelled sample each.

@@ -189,6 +189,18 @@ struct Parser {
       return Number(key, value, 0, 1u << 24, options.mbufs);
     } else if (key == "tx_flush_us") {
       return Number(key, value, 0, 1000, options.tx_flush_us);
+    } else if (key == "idle") {
+      if (value == "poll") {
+        options.idle = IdleMode::kPoll;
+      } else if (value == "sleep") {
+        options.idle = IdleMode::kSleep;
+      } else {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--idle must be poll or sleep, not '", value, "'"));
+      }
+    } else if (key == "idle_max_us") {
+      options.idle_max_us_given = true;
+      return Number(key, value, 1, 100000, options.idle_max_us);
     } else if (key == "config") {
       return ReadConfig(value);
     } else if (key == "help") {
@@ -377,6 +389,10 @@ std::string ConfigText(const DaemonOptions& options) {
   number("tx_descriptors", options.tx_descriptors, defaults.tx_descriptors);
   number("mbufs", options.mbufs, defaults.mbufs);
   number("tx_flush_us", options.tx_flush_us, defaults.tx_flush_us);
+  if (options.idle != defaults.idle) {
+    absl::StrAppend(&out, "idle=", std::string(IdleModeName(options.idle)), "\n");
+  }
+  if (options.idle_max_us_given) absl::StrAppend(&out, "idle_max_us=", options.idle_max_us, "\n");
   return out;
 }
 
@@ -420,6 +436,12 @@ std::string UsageText() {
   --tx_descriptors=N      transmit ring size per queue (default 1024)
   --mbufs=N               buffers in the pool (default 0: sized from rings and workers)
   --tx_flush_us=N         let frames wait up to N us for a fuller tx burst (default 0)
+  --idle=poll|sleep       between rounds that find nothing, workers spin (poll: the
+                          lowest latency, a whole CPU always) or sleep, backing off from
+                          1 us up to --idle_max_us (default sleep)
+  --idle_max_us=N         a worker's longest sleep, 1-100000 (default 250; less for a
+                          worker polling a device ring that fills sooner at line rate;
+                          given, such a ring is an error)
   --config=FILE           the same options, one per line
 With no --port, hvswitch starts two vhost-user ports (vm1, vm2) and one memif port (mem1)
 with sockets in the runtime directory.

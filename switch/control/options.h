@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "ports/port_spec.h"
+#include "switch/datapath/idle_backoff.h"
 #include "switch/protocol/defaults.h"
 
 namespace hvswitch {
@@ -43,6 +44,12 @@ struct DaemonOptions {
   uint16_t tx_descriptors = 1024;
   uint32_t mbufs = 0;        // 0: sized from the ports' rings and the workers
   uint32_t tx_flush_us = 0;  // 0: no waiting for fuller tx bursts
+  // What workers do between rounds that find nothing, and their longest sleep; given:
+  // --idle_max_us was set, so a receive ring that cannot hold that long is an error
+  // (otherwise the workers polling it sleep less).
+  IdleMode idle = IdleMode::kSleep;
+  uint32_t idle_max_us = 250;
+  bool idle_max_us_given = false;
   bool uses_default_ports = false;  // no --port given: the embedded default configuration
   bool help = false;
 };

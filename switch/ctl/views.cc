@@ -110,12 +110,19 @@ void PrintStatsTable(const json& answer) {
 
 void PrintPmdTable(const json& answer) {
   std::vector<std::vector<std::string>> rows = {
-      {"CORE", "BUSY%", "PACKETS", "CYC/PKT", "LOOP CYC/PKT", "AVG BURST", "BURSTS (<=1 2 4 8 16 32 64 128 256)"}};
+      {"CORE", "IDLE", "BUSY%", "SLEEP%", "WAKEUPS", "PACKETS", "CYC/PKT", "LOOP CYC/PKT",
+       "AVG BURST", "BURSTS (<=1 2 4 8 16 32 64 128 256)"}};
   for (const json& c : answer["cores"]) {
     std::vector<std::string> sizes;
     for (const json& b : c["bursts"]) sizes.push_back(Text(b["count"]));
-    rows.push_back({Text(c["core"]), absl::StrFormat("%.1f", c["busy_percent"].get<double>()),
-                    Text(c["packets"]),
+    // "sleep<=250us": the mode and the longest sleep.
+    const std::string idle =
+        c["idle_mode"] == "sleep"
+            ? absl::StrFormat("sleep<=%.0fus", c["max_sleep_us"].get<double>())
+            : Text(c["idle_mode"]);
+    rows.push_back({Text(c["core"]), idle, absl::StrFormat("%.1f", c["busy_percent"].get<double>()),
+                    absl::StrFormat("%.1f", c["sleep_percent"].get<double>()),
+                    Text(c["wakeups"]), Text(c["packets"]),
                     absl::StrFormat("%.0f", c["cycles_per_packet"].get<double>()),
                     absl::StrFormat("%.0f", c["loop_cycles_per_packet"].get<double>()),
                     absl::StrFormat("%.1f", c["mean_burst"].get<double>()),

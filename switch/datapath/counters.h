@@ -58,6 +58,9 @@ struct MetricLabel {
 };
 using MetricLabels = std::array<MetricLabel, 2>;
 constexpr MetricLabels Labels() { return {}; }
+constexpr MetricLabels Labels(std::string_view name, std::string_view value) {
+  return {{{name, value}, {}}};
+}
 constexpr MetricLabels Labels(std::string_view name1, std::string_view value1,
                               std::string_view name2, std::string_view value2) {
   return {{{name1, value1}, {name2, value2}}};
@@ -252,23 +255,30 @@ inline constexpr std::string_view kTxDropHelp =
     "(hvswitch carries one tag: sending it would move it into the inner tag's VLAN; "
     "someone attempts VLAN hopping or stacks tags on an access/native VLAN).";
 
-// Per worker core. X(id, key, family, help, shown); label core=.
+// Per worker core. X(id, key, family, labels, help, shown); label core=.
 #define HVS_CORE_COUNTERS(X)                                                              \
   /* TSC cycles as testpmd counts them: busy, the poll calls that returned frames and  */ \
   /* the work they caused; idle, the rest of the loop. busy + idle: the whole loop.    */ \
-  X(kBusyCycles, "busy_cycles", "hvswitch_core_busy_cycles_total",                        \
+  X(kBusyCycles, "busy_cycles", "hvswitch_core_busy_cycles_total", Labels(),              \
     "TSC cycles a worker core spent in receive calls that returned frames and in the "    \
     "work they caused; busy / (busy + idle) near 1 means the core is saturated.",         \
     kTelemetryPmd)                                                                        \
-  X(kIdleCycles, "idle_cycles", "hvswitch_core_idle_cycles_total",                        \
+  X(kIdleCycles, "idle_cycles", "hvswitch_core_idle_cycles_total", Labels(),              \
     "TSC cycles a worker core spent in the rest of its loop: receive calls that "         \
-    "returned nothing, timed flushes, quiescent states.", kTelemetryPmd)                  \
-  X(kPackets, "packets", "hvswitch_core_packets_total",                                   \
+    "returned nothing, timed flushes, quiescent states, sleeps.", kTelemetryPmd)          \
+  X(kPackets, "packets", "hvswitch_core_packets_total", Labels(),                         \
     "Frames a worker core received; busy cycles / packets is its cost per frame.",        \
     kTelemetryPmd)                                                                        \
+  /* --idle=sleep: the part of the idle cycles spent asleep, and the sleeps. */            \
+  X(kSleepCycles, "sleep_cycles", "hvswitch_core_sleep_seconds_total", Labels(),          \
+    "Time a worker core slept between rounds that found nothing (--idle=sleep); the "     \
+    "CPU it gave back to the host.", kTelemetryPmd)                                       \
+  X(kWakeupsTimer, "wakeups_timer", "hvswitch_core_wakeups_total", Labels("cause", "timer"), \
+    "Times a worker core woke from a sleep, by cause (timer: the sleep ran out; a worker " \
+    "wakes every --idle_max_us at most while the host is quiet).", kTelemetryPmd)         \
   /* Learn requests lost because the worker's learn ring was full (the source asks     */ \
   /* again).                                                                           */ \
-  X(kLearnQueueDrops, "learn_queue_drops", "hvswitch_core_learn_queue_drops_total",       \
+  X(kLearnQueueDrops, "learn_queue_drops", "hvswitch_core_learn_queue_drops_total", Labels(), \
     "Learn requests a worker core dropped because its queue to the control thread was "   \
     "full; the source is asked for again a millisecond later. Non-zero means sources "    \
     "arrive faster than the control thread learns them (many new MACs at once) or the "   \
@@ -336,8 +346,8 @@ inline constexpr size_t kPortHistograms = static_cast<size_t>(PortHistogram::kCo
   CounterInfo{key, family, labels, help, MetricKind::kCounter, shown},
 #define HVS_RX_DROP_INFO(id, key, counted_by) DropInfo{key, CountedBy::counted_by},
 #define HVS_TX_DROP_INFO(id, key) DropInfo{key, CountedBy::kWorker},
-#define HVS_CORE_INFO(id, key, family, help, shown) \
-  CounterInfo{key, family, Labels(), help, MetricKind::kCounter, shown},
+#define HVS_CORE_INFO(id, key, family, labels, help, shown) \
+  CounterInfo{key, family, labels, help, MetricKind::kCounter, shown},
 #define HVS_SWITCH_INFO(id, key, family, kind, help, shown) \
   CounterInfo{key, family, Labels(), help, MetricKind::kind, shown},
 #define HVS_HISTOGRAM_INFO(id, key, family, help, shown) HistogramInfo{key, family, help, shown},

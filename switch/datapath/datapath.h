@@ -49,6 +49,10 @@ struct DatapathPort {
   // A burst the queue took only in part is offered again up to this often, while each
   // call sends something (PortSpec::tx_retries; Forwarder::FlushPort).
   uint16_t tx_retries = kDefaultTxRetries;
+  // How long its receive rings hold frames arriving at line rate, in ns: a worker polling
+  // it sleeps no longer (kRingWaits: the ring is a guest's, whose sender waits for room).
+  uint32_t rx_hold_ns = kRingWaits;
+  static constexpr uint32_t kRingWaits = ~uint32_t{0};
 };
 
 // The source MACs a secured port may use. mac=: the control thread writes the entries,
@@ -140,6 +144,12 @@ struct PortTable {
   // not from the control thread's next look. Derived from the ports by Seal.
   uint64_t link_polled = 0;
   uint16_t min_mtu = 1500;  // smallest port MTU: frames up to it skip the per-port check
+  // The longest a worker sleeps between rounds that found nothing (--idle=sleep), in ns;
+  // 0: workers poll (--idle=poll). Kept from table to table.
+  uint32_t idle_max_ns = 0;
+  // Each worker's longest sleep: idle_max_ns, or less where a receive ring it polls would
+  // overflow sooner at line rate (DatapathPort::rx_hold_ns). Derived by Seal.
+  std::array<uint32_t, kMaxWorkers> max_sleep_ns{};
   VlanTable vlans;
   // The receive queues each worker polls. A queue stays with its worker for as long as
   // its port exists: two workers must never poll one queue.
@@ -172,6 +182,12 @@ struct PortTable {
       if (ports[p].reclaim_tx) reclaim_tx |= uint64_t{1} << p;
       if (ports[p].rx_backpressure) rx_backpressure |= uint64_t{1} << p;
       if (ports[p].link_polled) link_polled |= uint64_t{1} << p;
+    }
+    for (size_t w = 0; w < kMaxWorkers; ++w) {
+      max_sleep_ns[w] = idle_max_ns;
+      for (const RxQueueRef& q : rx[w]) {
+        max_sleep_ns[w] = std::min(max_sleep_ns[w], ports[q.port].rx_hold_ns);
+      }
     }
   }
 };

@@ -2,8 +2,10 @@
 
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
+#include <sys/prctl.h>
 
 #include <algorithm>
+#include <ctime>
 
 #include "ports/port_driver.h"
 
@@ -16,17 +18,24 @@ int Worker::Main(void* self) {
 
 void Worker::Run() {
   for (const PortDriver* driver : PortDrivers()) driver->OnWorkerThread();
+  // A sleep ends when it is due, not up to 50 us later (the default timer slack).
+  prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
   quiescence_.Online(id_);
   uint64_t start = rte_rdtsc();
   const PortTable* table = datapath_.table.load(std::memory_order_acquire);
   forwarder_.Use(table);
   while (!stop_.load(std::memory_order_relaxed)) {
     uint64_t now, busy = 0;
-    Round(*table, now, busy);
+    const uint32_t received = Round(*table, now, busy);
     // What waits was meant for the old table's ports (one may be going): sent while that
     // table is still safe to use, i.e. before this round's quiescent state.
-    if (datapath_.table.load(std::memory_order_relaxed) != table) LetGoOfTable();
+    const bool table_changed = datapath_.table.load(std::memory_order_relaxed) != table;
+    if (table_changed) LetGoOfTable();
+    const uint32_t sleep_ns = idle_.Next(
+        received, table_changed || forwarder_.HasPending() || forwarder_.HasParked(),
+        table->max_sleep_ns[id_]);
     quiescence_.Quiescent(id_);
+    if (sleep_ns != 0) Sleep(sleep_ns);
     // Nothing read before the quiescent state may be used after it (the control thread may
     // free it as soon as every worker has reported one): the table is read anew.
     table = datapath_.table.load(std::memory_order_acquire);
@@ -73,6 +82,17 @@ uint32_t Worker::Round(const PortTable& table, uint64_t& now, uint64_t& busy) {
   if (flushes_by_time_ && forwarder_.HasPending()) forwarder_.FlushExpired(now);
   if (forwarder_.HasParked()) forwarder_.OfferParked(now);
   return received;
+}
+
+void Worker::Sleep(uint32_t ns) {
+  // Offline: a publication does not wait for this sleep; the table is read anew after it.
+  quiescence_.Offline(id_);
+  const uint64_t before = rte_rdtsc();
+  const timespec duration{0, static_cast<long>(ns)};
+  clock_nanosleep(CLOCK_MONOTONIC, 0, &duration, nullptr);
+  counters_[CoreCounter::kSleepCycles].Add(rte_rdtsc() - before);
+  counters_[CoreCounter::kWakeupsTimer].Add(1);
+  quiescence_.Online(id_);
 }
 
 void Worker::LetGoOfTable() {

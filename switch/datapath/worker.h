@@ -1,7 +1,8 @@
 // Worker: a poll-mode loop on one lcore. It polls its receive queues (its share of the
 // published PortTable) in turn, except those of ports its Forwarder paused for
 // backpressure, hands every burst to the Forwarder, and reports a quiescent state after
-// every round; a new table is taken between rounds. Runs until `stop` is set by the
+// every round; a new table is taken between rounds. Between rounds that find nothing it
+// may sleep (IdleBackoff, up to PortTable::max_sleep_ns). Runs until `stop` is set by the
 // control thread.
 #pragma once
 
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "switch/datapath/forwarder.h"
+#include "switch/datapath/idle_backoff.h"
 #include "switch/datapath/worker_quiescence.h"
 
 namespace hvswitch {
@@ -40,6 +42,8 @@ class Worker {
 
  private:
   void Run();
+  // Sleeps `ns` between rounds (--idle=sleep), counted; offline meanwhile.
+  void Sleep(uint32_t ns);
 
   uint16_t id_;
   const Datapath& datapath_;
@@ -49,6 +53,7 @@ class Worker {
   WorkerQuiescence& quiescence_;
   uint16_t burst_;
   const std::atomic<bool>& stop_;
+  IdleBackoff idle_;
 };
 
 }  // namespace hvswitch

@@ -79,6 +79,7 @@ TEST(CountersTest, EveryCoreCounterAndSwitchStatIsExported) {
   core.cpu = 5;
   for (size_t i = 0; i < kCoreCounters; ++i) core.counts[i] = 4000 + i;
   snap.cores = {core};
+  snap.tsc_hz = 1;  // counters in TSC cycles exported as seconds: the count itself
   for (size_t i = 0; i < kSwitchStats; ++i) snap.stats[i] = 5000 + i;
   const std::string text = Render(snap);
   for (size_t i = 0; i < kCoreCounters; ++i) {

@@ -51,6 +51,9 @@ BridgeSnapshot TwoPorts() {
     core[CoreCounter::kPackets] = 70 * cpu;
     for (size_t b = 0; b < core.rx_bursts.size(); ++b) core.rx_bursts[b] = b + cpu;
     core[CoreCounter::kLearnQueueDrops] = 36 * cpu;
+    core[CoreCounter::kSleepCycles] = 40 * cpu;
+    core[CoreCounter::kWakeupsTimer] = 3 * cpu;
+    core.max_sleep_ns = cpu == 1 ? 250000 : 0;  // core 2 polls
     snap.cores.push_back(core);
   }
   FillSwitchStats(snap);
@@ -294,7 +297,7 @@ constexpr const char* kExposition[] = {
     R"x(hvswitch_core_busy_cycles_total{core="2"} 1800)x",
     R"x(# HELP hvswitch_core_idle_cycles_total TSC cycles a worker core spent in the rest )x"
       R"x(of its loop: receive calls that returned nothing, timed flushes, quiescent )x"
-      R"x(states.)x",
+      R"x(states, sleeps.)x",
     R"x(# TYPE hvswitch_core_idle_cycles_total counter)x",
     R"x(hvswitch_core_idle_cycles_total{core="1"} 100)x",
     R"x(hvswitch_core_idle_cycles_total{core="2"} 200)x",
@@ -303,6 +306,17 @@ constexpr const char* kExposition[] = {
     R"x(# TYPE hvswitch_core_packets_total counter)x",
     R"x(hvswitch_core_packets_total{core="1"} 70)x",
     R"x(hvswitch_core_packets_total{core="2"} 140)x",
+    R"x(# HELP hvswitch_core_sleep_seconds_total Time a worker core slept between rounds )x"
+      R"x(that found nothing (--idle=sleep); the CPU it gave back to the host.)x",
+    R"x(# TYPE hvswitch_core_sleep_seconds_total counter)x",
+    R"x(hvswitch_core_sleep_seconds_total{core="1"} 10)x",
+    R"x(hvswitch_core_sleep_seconds_total{core="2"} 20)x",
+    R"x(# HELP hvswitch_core_wakeups_total Times a worker core woke from a sleep, by cause )x"
+      R"x((timer: the sleep ran out; a worker wakes every --idle_max_us at most while the )x"
+      R"x(host is quiet).)x",
+    R"x(# TYPE hvswitch_core_wakeups_total counter)x",
+    R"x(hvswitch_core_wakeups_total{core="1",cause="timer"} 3)x",
+    R"x(hvswitch_core_wakeups_total{core="2",cause="timer"} 6)x",
     R"x(# HELP hvswitch_core_rx_burst_size Frames per receive call that returned any, per )x"
       R"x(worker core. Mostly 1-4 with a busy core means small bursts from the peers; at )x"
       R"x(--burst the core is behind.)x",
@@ -331,6 +345,20 @@ constexpr const char* kExposition[] = {
     R"x(hvswitch_core_rx_burst_size_bucket{core="2",le="128"} 44)x",
     R"x(hvswitch_core_rx_burst_size_bucket{core="2",le="256"} 54)x",
     R"x(hvswitch_core_rx_burst_size_bucket{core="2",le="+Inf"} 54)x",
+    R"x(# HELP hvswitch_core_idle_mode What a worker core does between rounds that find )x"
+      R"x(nothing: 1 for its mode now (poll: spins; sleep: sleeps up to )x"
+      R"x(hvswitch_core_sleep_max_seconds), 0 for the others.)x",
+    R"x(# TYPE hvswitch_core_idle_mode gauge)x",
+    R"x(hvswitch_core_idle_mode{core="1",mode="poll"} 0)x",
+    R"x(hvswitch_core_idle_mode{core="1",mode="sleep"} 1)x",
+    R"x(hvswitch_core_idle_mode{core="2",mode="poll"} 1)x",
+    R"x(hvswitch_core_idle_mode{core="2",mode="sleep"} 0)x",
+    R"x(# HELP hvswitch_core_sleep_max_seconds A worker core's longest sleep: )x"
+      R"x(--idle_max_us, or less where a device receive ring it polls would fill sooner at )x"
+      R"x(line rate; 0 while it polls.)x",
+    R"x(# TYPE hvswitch_core_sleep_max_seconds gauge)x",
+    R"x(hvswitch_core_sleep_max_seconds{core="1"} 0.00025)x",
+    R"x(hvswitch_core_sleep_max_seconds{core="2"} 0)x",
     R"x(# HELP hvswitch_core_learn_queue_drops_total Learn requests a worker core dropped )x"
       R"x(because its queue to the control thread was full; the source is asked for again a )x"
       R"x(millisecond later. Non-zero means sources arrive faster than the control thread )x"

@@ -227,6 +227,27 @@ TEST(OptionsTest, StaticMacsAndTunables) {
   EXPECT_THAT(Parse({"--tx_flush_us=5000"}).status().message(), HasSubstr("from 0 to 1000"));
 }
 
+TEST(OptionsTest, IdleModeAndLongestSleep) {
+  absl::StatusOr<DaemonOptions> o = Parse({});
+  ASSERT_TRUE(o.ok());
+  EXPECT_EQ(o->idle, IdleMode::kSleep);
+  EXPECT_EQ(o->idle_max_us, 250u);
+  EXPECT_FALSE(o->idle_max_us_given);
+  EXPECT_EQ(ConfigText(*o).find("idle"), std::string::npos);  // defaults are not written
+  o = Parse({"--idle=poll", "--idle_max_us=100"});
+  ASSERT_TRUE(o.ok());
+  EXPECT_EQ(o->idle, IdleMode::kPoll);
+  EXPECT_EQ(o->idle_max_us, 100u);
+  EXPECT_TRUE(o->idle_max_us_given);
+  absl::StatusOr<DaemonOptions> back = ParseConfigText(ConfigText(*o), "saved.conf");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->idle, IdleMode::kPoll);
+  EXPECT_EQ(back->idle_max_us, 100u);
+  EXPECT_TRUE(back->idle_max_us_given);
+  EXPECT_THAT(Parse({"--idle=spin"}).status().message(), HasSubstr("poll or sleep"));
+  EXPECT_THAT(Parse({"--idle_max_us=0"}).status().message(), HasSubstr("from 1 to 100000"));
+}
+
 TEST(OptionsTest, BadInputIsRejected) {
   EXPECT_THAT(Parse({"--port=a,type=memif,path=/a", "--port=a,type=memif,path=/b"})
                   .status().message(), HasSubstr("duplicate port name"));

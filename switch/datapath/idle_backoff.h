@@ -1,0 +1,54 @@
+// What a worker does between rounds that find nothing (--idle), and IdleBackoff, the
+// sleep mode's schedule. Data path: one per worker, no shared state.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <string_view>
+
+namespace hvswitch {
+
+enum class IdleMode : uint8_t {
+  kPoll,   // spins: the lowest latency, a whole CPU at all hours
+  kSleep,  // sleeps between empty rounds, backing off up to --idle_max_us
+};
+
+inline constexpr std::string_view IdleModeName(IdleMode mode) {
+  return mode == IdleMode::kPoll ? "poll" : "sleep";
+}
+
+// After kEmptyRounds empty rounds in a row a worker sleeps kFirstSleepNs, each further
+// sleep twice the last, up to its longest (PortTable::max_sleep_ns); a round that receives
+// frames, or leaves some waiting to be sent, returns it to polling at once. Doubling keeps
+// a frame's added delay below the quiet time before it: a steady conversation whose
+// frames come closer than the empty rounds last is never slept on, and a quiet host costs
+// a wake-up every longest sleep.
+class IdleBackoff {
+ public:
+  static constexpr uint32_t kEmptyRounds = 64;
+  static constexpr uint32_t kFirstSleepNs = 1000;
+
+  // After a round: how long to sleep before the next, in ns (0: poll on). `received`: the
+  // frames the round took; `waiting`: frames wait in a transmit buffer or are parked (a
+  // sleep would hold them); `max_ns`: the worker's longest sleep now (0: never sleeps).
+  uint32_t Next(uint32_t received, bool waiting, uint32_t max_ns) {
+    if (received != 0 || waiting || max_ns == 0) {
+      empty_ = 0;
+      next_ns_ = kFirstSleepNs;
+      return 0;
+    }
+    if (empty_ < kEmptyRounds) {
+      ++empty_;
+      return 0;
+    }
+    const uint32_t ns = std::min(next_ns_, max_ns);
+    next_ns_ = next_ns_ > max_ns / 2 ? max_ns : next_ns_ * 2;  // never past max_ns
+    return ns;
+  }
+
+ private:
+  uint32_t empty_ = 0;
+  uint32_t next_ns_ = kFirstSleepNs;
+};
+
+}  // namespace hvswitch

@@ -1,0 +1,80 @@
+// --idle=sleep's pieces that need no device: the back-off schedule and the receive-ring
+// bound on a sleep.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "switch/control/rx_hold.h"
+#include "switch/datapath/datapath.h"
+#include "switch/datapath/idle_backoff.h"
+
+namespace hvswitch {
+namespace {
+
+constexpr uint32_t kMax = 250'000;
+
+// The sleeps of `n` empty rounds in a row (0: polled).
+std::vector<uint32_t> EmptyRounds(IdleBackoff& idle, int n, uint32_t max_ns = kMax) {
+  std::vector<uint32_t> sleeps;
+  for (int i = 0; i < n; ++i) sleeps.push_back(idle.Next(0, false, max_ns));
+  return sleeps;
+}
+
+TEST(IdleBackoffTest, SleepsOnlyAfterEnoughEmptyRoundsThenDoublesUpToTheMaximum) {
+  IdleBackoff idle;
+  for (uint32_t ns : EmptyRounds(idle, IdleBackoff::kEmptyRounds)) EXPECT_EQ(ns, 0u);
+  EXPECT_EQ(EmptyRounds(idle, 11), (std::vector<uint32_t>{1000, 2000, 4000, 8000, 16000, 32000,
+                                                          64000, 128000, 250000, 250000,
+                                                          250000}));
+}
+
+TEST(IdleBackoffTest, FramesOrFramesWaitingReturnToPollingAtOnce) {
+  IdleBackoff idle;
+  EmptyRounds(idle, IdleBackoff::kEmptyRounds + 5);
+  EXPECT_EQ(idle.Next(3, false, kMax), 0u);  // a round with frames
+  for (uint32_t ns : EmptyRounds(idle, IdleBackoff::kEmptyRounds)) EXPECT_EQ(ns, 0u);
+  EXPECT_EQ(idle.Next(0, false, kMax), 1000u);  // the schedule starts again
+  EXPECT_EQ(idle.Next(0, true, kMax), 0u);      // frames wait to be sent
+  for (uint32_t ns : EmptyRounds(idle, IdleBackoff::kEmptyRounds)) EXPECT_EQ(ns, 0u);
+  EXPECT_EQ(idle.Next(0, false, kMax), 1000u);
+}
+
+TEST(IdleBackoffTest, AWorkerWithoutSleepPollsAndALowerMaximumTakesEffectAtOnce) {
+  IdleBackoff idle;
+  for (uint32_t ns : EmptyRounds(idle, 200, 0)) EXPECT_EQ(ns, 0u);  // --idle=poll
+  EmptyRounds(idle, IdleBackoff::kEmptyRounds + 20);  // at the maximum by now
+  EXPECT_EQ(idle.Next(0, false, 68'813), 68'813u);    // a smaller ring joined the worker
+  EXPECT_EQ(idle.Next(0, false, 68'813), 68'813u);
+  EXPECT_EQ(idle.Next(0, false, 700), 700u);  // below the first sleep
+}
+
+TEST(RxHoldTest, ARingHoldsItsDescriptorsOverTheLineRateOf64ByteFrames) {
+  // 10 Gb/s: 14.88 M frames/s of 84 bytes on the wire.
+  EXPECT_NEAR(RxHoldNs(1024, 10'000), 68'813, 1);
+  EXPECT_NEAR(RxHoldNs(4096, 10'000), 275'251, 1);
+  EXPECT_NEAR(RxHoldNs(1024, 100'000), 6'881, 1);
+  EXPECT_NEAR(RxHoldNs(1024, 1'000), 688'128, 1);
+  EXPECT_EQ(RxHoldNs(1024, 0), RxHoldNs(1024, 10'000));  // unknown: taken as 10 Gb/s
+  EXPECT_LT(RxHoldNs(8192, 10), DatapathPort::kRingWaits);  // never "waits" by accident
+}
+
+TEST(PortTableTest, AWorkersLongestSleepIsTheSmallestOfItsRingsAndTheMaximum) {
+  PortTable table;
+  table.Configure(std::vector<PortSpec>(3));
+  table.idle_max_ns = kMax;
+  table.ports[0].rx_hold_ns = 68'813;  // a device ring
+  table.ports[2].rx_hold_ns = 500'000;
+  table.rx[0] = {{0, 0, 0}, {1, 1, 0}};  // port 1: a guest's ring
+  table.rx[1] = {{1, 1, 1}, {2, 2, 0}};
+  table.Seal();
+  EXPECT_EQ(table.max_sleep_ns[0], 68'813u);
+  EXPECT_EQ(table.max_sleep_ns[1], kMax);
+  EXPECT_EQ(table.max_sleep_ns[2], kMax);  // polls nothing
+  table.idle_max_ns = 0;                   // --idle=poll
+  table.Seal();
+  EXPECT_EQ(table.max_sleep_ns[0], 0u);
+  EXPECT_EQ(table.max_sleep_ns[1], 0u);
+}
+
+}  // namespace
+}  // namespace hvswitch

@@ -59,7 +59,8 @@ usage: loopback.py [--kind vhost-user|memif|memif-client] [--size 64] [--rounds 
    the case tx_flush_us is for).
    --against-hvswitch compares hvswitch with itself under other settings (e.g.
    burst=32,descriptors=1024) instead of with testpmd-io: the way to sweep a tunable on
-   a VM whose speed drifts.
+   a VM whose speed drifts (`--against-hvswitch idle=poll`: its idle modes, issue 16).
+   --idle and --fdb-aging: hvswitch's --idle and --fdb_aging (defaults as its own).
    --smoke: CI's short form (1,000 MACs per side, random pairs, against testpmd-io and
    OVS, one round of short slices); fails only if a switch yields no figure.
 HVSWITCH (environment) is the hvswitch binary measured; HVS_GUEST the test guest.
@@ -454,7 +455,8 @@ class Setup:
                             f"--eal=--no-huge -m {2048 if self.macs > 50000 else 1024} "
                             f"--file-prefix={self.prefix}"]
         args += [f"--burst={a.burst}", f"--rx_descriptors={a.descriptors}",
-                 f"--tx_descriptors={a.descriptors}", f"--tx_flush_us={a.tx_flush_us}"]
+                 f"--tx_descriptors={a.descriptors}", f"--tx_flush_us={a.tx_flush_us}",
+                 f"--fdb_aging={a.fdb_aging}", f"--idle={a.idle}"]
         if self.macs > 1:
             capacity = 65536
             while capacity < 4 * self.macs:  # 2N at a load of at most one half
@@ -582,6 +584,9 @@ def parse_args(argv=None):
     ap.add_argument("--burst", type=int, default=32)
     ap.add_argument("--descriptors", type=int, default=1024)
     ap.add_argument("--tx-flush-us", type=int, default=0)
+    ap.add_argument("--fdb-aging", type=int, default=300, help="hvswitch --fdb_aging")
+    ap.add_argument("--idle", default="sleep", choices=["poll", "sleep"],
+                    help="hvswitch --idle (what its worker does between empty rounds)")
     ap.add_argument("--guest-burst", type=int, default=32)
     ap.add_argument("--seed", type=int, default=8, help="bursts the guest seeds the loop with")
     ap.add_argument("--against-hvswitch", default="")
@@ -621,7 +626,7 @@ def main():
         base = argparse.Namespace(**vars(args))
         for item in args.against_hvswitch.split(","):
             key, value = item.split("=")
-            setattr(base, key.replace("-", "_"), int(value))
+            setattr(base, key.replace("-", "_"), int(value) if value.isdigit() else value)
         others.append(Setup(f"hvswitch[{args.against_hvswitch}]", args.kind, "hvswitch", base))
     else:
         for name in args.against.split(","):

@@ -29,7 +29,7 @@ using hvswitch::PortSpec;
 // Adding a field to PortSpec or DaemonOptions changes these sizes: compare the new field in
 // SamePort / SameOptions below, then update the size.
 static_assert(sizeof(PortSpec) == 152, "PortSpec changed: compare its new field in SamePort");
-static_assert(sizeof(DaemonOptions) == 312,
+static_assert(sizeof(DaemonOptions) == 320,
               "DaemonOptions changed: compare its new field in SameOptions");
 
 [[noreturn]] void Broken(const char* what, const std::string& detail) {
@@ -68,7 +68,8 @@ bool SameOptions(const DaemonOptions& a, const DaemonOptions& b) {
          a.save_config == b.save_config && a.fdb_capacity == b.fdb_capacity &&
          a.fdb_aging_seconds == b.fdb_aging_seconds && a.burst == b.burst &&
          a.rx_descriptors == b.rx_descriptors && a.tx_descriptors == b.tx_descriptors &&
-         a.mbufs == b.mbufs && a.tx_flush_us == b.tx_flush_us;
+         a.mbufs == b.mbufs && a.tx_flush_us == b.tx_flush_us && a.idle == b.idle &&
+         a.idle_max_us == b.idle_max_us && a.idle_max_us_given == b.idle_max_us_given;
 }
 
 void CheckPort(const PortSpec& spec) {

@@ -24,8 +24,6 @@ usage: guest_latency.py [--kind vhost-user|memif] [--rounds 5] [--seconds 2]
 import argparse
 import json
 import os
-import re
-import select
 import statistics
 import subprocess
 import sys
@@ -33,14 +31,14 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-import loopback  # noqa: E402  (Testpmd, start, cleanup)
+import loopback  # noqa: E402  (GuestProcess, Testpmd, start, stop_process, cleanup)
 
 ROOT = loopback.ROOT
 HVS_GUEST = os.environ.get("HVS_GUEST", os.path.join(ROOT, "build", "tests", "hvs_guest"))
 SRC, DST = "02:00:00:00:0a:00", "02:00:00:00:0a:01"
 
 
-class ProbeGuest:
+class ProbeGuest(loopback.GuestProcess):
     """hvs_guest with two ports, driven over its stdin."""
 
     def __init__(self, kind, sockets, cpu, tag):
@@ -49,42 +47,13 @@ class ProbeGuest:
         else:
             vdevs = [f"net_memif{i},role=client,socket={s},socket-abstract=no"
                      for i, s in enumerate(sockets)]
-        args = [HVS_GUEST, "--no-pci", "--no-huge", "-m", "256", f"--lcores=0@{cpu}",
-                f"--file-prefix=hvs-lat-guest-{tag}-{os.getpid()}", "--log-level=*:error"]
-        args += [f"--vdev={v}" for v in vdevs]
-        self.p = loopback.start(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.DEVNULL)
-        self.buf = b""
-        if json.loads(self.read(30)).get("ready") != 1:
-            raise RuntimeError("hvs_guest did not start")
-
-    def read(self, timeout):
-        deadline = time.monotonic() + timeout
-        while b"\n" not in self.buf:
-            left = deadline - time.monotonic()
-            if left <= 0 or self.p.poll() is not None:
-                raise RuntimeError(f"hvs_guest: no answer (exit {self.p.poll()})")
-            r, _, _ = select.select([self.p.stdout], [], [], left)
-            if r:
-                chunk = os.read(self.p.stdout.fileno(), 65536)
-                if not chunk:
-                    raise RuntimeError("hvs_guest closed its output")
-                self.buf += chunk
-        line, self.buf = self.buf.split(b"\n", 1)
-        return line.decode()
+        super().__init__(
+            [HVS_GUEST, "--no-pci", "--no-huge", "-m", "256", f"--lcores=0@{cpu}",
+             f"--file-prefix=hvs-lat-guest-{tag}-{os.getpid()}", "--log-level=*:error"]
+            + [f"--vdev={v}" for v in vdevs])
 
     def latency(self, count, rate, size):
-        self.p.stdin.write(f"latency {DST} {SRC} {count} {rate} {size}\n".encode())
-        self.p.stdin.flush()
-        answer = json.loads(self.read(120))
-        if "error" in answer:
-            raise RuntimeError(f"hvs_guest: {answer['error']}")
-        return answer
-
-    def stop(self):
-        if self.p.poll() is None:
-            self.p.kill()
-            self.p.wait()
+        return self.command(f"latency {DST} {SRC} {count} {rate} {size}", 120)
 
 
 class Switch:
@@ -118,13 +87,7 @@ class Switch:
             time.sleep(0.1)
 
     def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        loopback.stop_process(self.proc)
         self.log.close()
 
 

@@ -31,8 +31,8 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-import guest_latency  # noqa: E402  (ProbeGuest's line protocol)
-import loopback  # noqa: E402  (start, cleanup)
+import guest_latency  # noqa: E402  (HVS_GUEST)
+import loopback  # noqa: E402  (GuestProcess, start, stop_process, cleanup)
 
 ROOT = loopback.ROOT
 HVSWITCHCTL = os.environ.get("HVSWITCHCTL", os.path.join(ROOT, "build", "switch",
@@ -40,7 +40,7 @@ HVSWITCHCTL = os.environ.get("HVSWITCHCTL", os.path.join(ROOT, "build", "switch"
 SRC, DST = "02:00:00:00:0c:00", "02:00:00:00:0c:01"
 
 
-class LinkUpGuest(guest_latency.ProbeGuest):
+class LinkUpGuest(loopback.GuestProcess):
     """hvs_guest with both ports; virtio-user rings of 1024 (the default 256 fills in a
     few milliseconds of this process being scheduled out at the stream's rate)."""
 
@@ -51,22 +51,10 @@ class LinkUpGuest(guest_latency.ProbeGuest):
         else:
             vdevs = [f"net_memif{i},role=client,socket={s},socket-abstract=no"
                      for i, s in enumerate(sockets)]
-        args = [guest_latency.HVS_GUEST, "--no-pci", "--no-huge", "-m", "256",
-                f"--lcores=0@{cpu}", f"--file-prefix=hvs-linkup-{tag}-{os.getpid()}",
-                "--log-level=*:error"] + [f"--vdev={v}" for v in vdevs]
-        self.p = loopback.start(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.DEVNULL)
-        self.buf = b""
-        if json.loads(self.read(30)).get("ready") != 1:
-            raise RuntimeError("hvs_guest did not start")
-
-    def command(self, line, timeout=60):
-        self.p.stdin.write((line + "\n").encode())
-        self.p.stdin.flush()
-        answer = json.loads(self.read(timeout))
-        if "error" in answer:
-            raise RuntimeError(f"hvs_guest: {answer['error']}")
-        return answer
+        super().__init__(
+            [guest_latency.HVS_GUEST, "--no-pci", "--no-huge", "-m", "256",
+             f"--lcores=0@{cpu}", f"--file-prefix=hvs-linkup-{tag}-{os.getpid()}",
+             "--log-level=*:error"] + [f"--vdev={v}" for v in vdevs])
 
     def linkup(self, rate, before_ms, after_ms):
         return self.command(f"linkup {DST} {SRC} {rate} {before_ms} {after_ms}")
@@ -107,13 +95,7 @@ class LinkUpSwitch:
             time.sleep(0.05)
 
     def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        loopback.stop_process(self.proc)
         self.log.close()
 
 

@@ -179,17 +179,15 @@ def guest_vdevs(kind, sockets, macs=(MAC0, MAC1)):
             for i, (s, m) in enumerate(zip(sockets, macs))]
 
 
-class GenGuest:
-    """hvs_guest with two ports running its many-MAC loop (`gen`), driven over stdin."""
+class GuestProcess:
+    """A process answering one JSON line per command on its stdout (hvs_guest), started
+    with `args`; its first line must be {"ready": 1}."""
 
-    def __init__(self, kind, sockets, cpu, name):
-        args = [HVS_GUEST, "--no-pci", "--no-huge", "-m", "512", f"--lcores=0@{cpu}",
-                f"--file-prefix=hvs-gen-{re.sub('[^A-Za-z0-9-]', '', name)}-{os.getpid()}",
-                "--log-level=*:error"] + [f"--vdev={v}" for v in guest_vdevs(kind, sockets)]
+    def __init__(self, args, ready_timeout=30):
         self.p = start(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                        stderr=subprocess.DEVNULL)
         self.buf = b""
-        if json.loads(self.read(60)).get("ready") != 1:
+        if json.loads(self.read(ready_timeout)).get("ready") != 1:
             raise RuntimeError("hvs_guest did not start")
 
     def read(self, timeout):
@@ -207,13 +205,44 @@ class GenGuest:
         line, self.buf = self.buf.split(b"\n", 1)
         return line.decode()
 
-    def gen(self, line, timeout=30):
-        self.p.stdin.write(f"gen {line}\n".encode())
+    def command(self, line, timeout=60):
+        """Sends one command line; its answer, which must not be an error."""
+        self.p.stdin.write((line + "\n").encode())
         self.p.stdin.flush()
         answer = json.loads(self.read(timeout))
         if "error" in answer:
-            raise RuntimeError(f"hvs_guest gen {line}: {answer['error']}")
+            raise RuntimeError(f"hvs_guest {line}: {answer['error']}")
         return answer
+
+    def stop(self):
+        if self.p.poll() is None:
+            self.p.kill()
+            self.p.wait()
+
+
+def stop_process(proc):
+    """SIGTERM, then SIGKILL if it has not exited within 20 s."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+class GenGuest(GuestProcess):
+    """hvs_guest with two ports running its many-MAC loop (`gen`), driven over stdin."""
+
+    def __init__(self, kind, sockets, cpu, name):
+        super().__init__(
+            [HVS_GUEST, "--no-pci", "--no-huge", "-m", "512", f"--lcores=0@{cpu}",
+             f"--file-prefix=hvs-gen-{re.sub('[^A-Za-z0-9-]', '', name)}-{os.getpid()}",
+             "--log-level=*:error"] + [f"--vdev={v}" for v in guest_vdevs(kind, sockets)],
+            ready_timeout=60)
+
+    def gen(self, line, timeout=30):
+        return self.command(f"gen {line}", timeout)
 
     def stats(self):
         return self.gen("stats")

@@ -313,11 +313,10 @@ ControlClock::time_point Bridge::Poll() {
       LinksUp(watched_) != (known_up_ & watched_)) {
     FollowLinks(now);
   }
-  // A slice of the table at a time, the whole of it about once a second: ageing a large
-  // table never holds the control thread for long.
+  // A slice of the table at a time: ageing a large table never holds the control thread
+  // for long, nor reads it through more often than ageing needs (Learner::AgeTick).
   if (due.age) {
-    learner_->AgeSlice(seconds, config_.fdb_aging_seconds,
-                       fdb_->buckets() / ControlTimers::kAgeSlices + 1);
+    learner_->AgeTick(seconds, config_.fdb_aging_seconds, ControlTimers::kAgeSlices);
   }
   if (due.pools) slots_->FreeReturnedPools();
   return std::min(next, timers_.Next(now, (watched_ & ~known_up_) != 0));

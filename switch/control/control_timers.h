@@ -1,8 +1,9 @@
 // ControlTimers: when the control thread's periodic jobs are due. Between them, and
 // between the events that wake it (Wakeup), the control thread sleeps: idle, it runs
 // kAgeSlices times a second instead of once a millisecond.
-//   age    a 1/kAgeSlices slice of the FDB every kAgePeriod: the whole table about once a
-//          second, each slice short (~1.7 ms for a million buckets, learn_bench)
+//   age    a slice of the FDB every kAgePeriod (kAgeSlices a second), each short: the
+//          whole table once a second after a flush, else once per ageing time / 8
+//          (Learner::AgeTick)
 //   links  every link followed every kLinkPeriod, whatever the devices reported (a guest's
 //          offloads may change without its link; a kernel interface reports nothing)
 //   pools  port pools whose buffers are all back freed, every second

@@ -69,6 +69,15 @@ void Learner::AgeSlice(uint32_t now, uint32_t max_age, uint32_t buckets) {
   UpdateLearnLimits();
 }
 
+void Learner::AgeTick(uint32_t now, uint32_t max_age, uint32_t ticks_per_second) {
+  uint32_t pass_seconds = 1;
+  if (!fdb_.HasFlushed()) {
+    if (max_age == 0) return;
+    pass_seconds = std::max(1u, max_age / 8);
+  }
+  AgeSlice(now, max_age, fdb_.buckets() / (ticks_per_second * pass_seconds) + 1);
+}
+
 absl::Status Learner::AddStatic(uint64_t key, uint16_t port) { return fdb_.AddStatic(key, port); }
 
 std::vector<FdbEntryView> Learner::Entries() const {

@@ -115,6 +115,10 @@ class Fdb {
   }
   AgeResult AgeSlice(uint32_t now, uint32_t max_age, uint32_t buckets);
   uint32_t buckets() const { return table_->buckets(); }
+  // Control thread: whether entries of a flushed port still hold slots (Age frees them).
+  bool HasFlushed() const {
+    return std::any_of(flushed_.begin(), flushed_.end(), [](uint32_t n) { return n != 0; });
+  }
 
   // Any thread. Entries in the table, including flushed ones Age has not removed yet.
   uint32_t size() const { return size_.load(std::memory_order_relaxed); }

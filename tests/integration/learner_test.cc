@@ -225,5 +225,38 @@ TEST_F(LearnerTest, StaticEntriesFlushesAndAgeingAreCounted) {
   EXPECT_EQ(PortOf(kS), -1);
 }
 
+// The ageing ticks pass the whole table once a second only while a flush left entries
+// holding slots; otherwise once every max_age / 8 seconds, and not at all without ageing.
+TEST_F(LearnerTest, AgeingTicksPassTheTableFastAfterAFlushAndSlowlyOtherwise) {
+  AddPorts(std::vector<PortSpec>(kPorts));
+  constexpr uint32_t kTicks = 20;  // a second's ticks, as the control thread's
+  constexpr uint64_t kKeys = 600;  // over most of the 1024-entry table's buckets
+  auto learn_all = [&](uint32_t now) {
+    for (uint64_t k = 0; k < kKeys; ++k) {
+      Ask(((k + 1) << 8) | 0x020000000000, 0);
+      if (k % 500 == 499) learner_->Poll(now);  // the queue holds 1024
+    }
+    learner_->Poll(now);
+  };
+  learn_all(0);
+  ASSERT_EQ(fdb_->size(), kKeys);
+  // Ageing 0 and nothing flushed: nothing to pass for.
+  for (uint32_t t = 0; t < kTicks; ++t) learner_->AgeTick(1000, 0, kTicks);
+  EXPECT_EQ(fdb_->size(), kKeys);
+  // Ageing 320 s: a pass every 40 s; one second of ticks reaches a fortieth of the table.
+  for (uint32_t t = 0; t < kTicks; ++t) learner_->AgeTick(1000, 320, kTicks);
+  const uint64_t aged_in_a_second = learner_->Stat(SwitchStat::kFdbAged);
+  EXPECT_GT(aged_in_a_second, 0u);
+  EXPECT_LT(aged_in_a_second, kKeys / 10);
+  for (uint32_t t = 0; t < 40 * kTicks; ++t) learner_->AgeTick(1000, 320, kTicks);
+  EXPECT_EQ(learner_->Stat(SwitchStat::kFdbAged), kKeys);  // a pass in 40 s
+  // A flush: its entries' slots are freed within a second of ticks, ageing or not.
+  learn_all(2000);
+  learner_->Flush(0);
+  for (uint32_t t = 0; t <= kTicks; ++t) learner_->AgeTick(2000, 0, kTicks);
+  EXPECT_EQ(learner_->Stat(SwitchStat::kFdbFlushed), kKeys);
+  EXPECT_EQ(fdb_->size(), 0u);
+}
+
 }  // namespace
 }  // namespace hvswitch

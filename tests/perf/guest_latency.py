@@ -14,6 +14,10 @@ received / seconds), then runs at --loads fractions of hvswitch's saturation mea
 the first round, the same absolute rates for both switches. Prints every run, then per
 load the medians over rounds of p50/p99/p99.9 and the ratio hvswitch / testpmd-io.
 
+For hvswitch, each load also reports the p99 of its residence histogram for the probes'
+egress port (`hvswitch_port_residence_seconds`, a bucket bound): the switch's own share
+of the probes' time, against the one-way p99 that includes the guest's side.
+
 Timing is this benchmark's purpose; nothing here is a pass/fail test. --smoke runs one
 short round and only checks that numbers come out (CI).
 
@@ -24,6 +28,7 @@ usage: guest_latency.py [--kind vhost-user|memif] [--rounds 5] [--seconds 2]
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -61,10 +66,13 @@ class Switch:
         self.dir = tempfile.mkdtemp(prefix=f"hvs-lat-{name}-")
         self.sockets = [os.path.join(self.dir, f"p{i}.sock") for i in range(2)]
         self.log = open(os.path.join(self.dir, "switch.log"), "wb")
+        self.metrics_port = None
         if name == "hvswitch":
             ports = [f"--port=p{i},type={kind},path={s}" for i, s in enumerate(self.sockets)]
+            self.metrics_port = loopback.free_port()
             self.proc = loopback.start(
-                [loopback.HVSWITCH, *ports, f"--lcores={cpu}", "--metrics_address=none",
+                [loopback.HVSWITCH, *ports, f"--lcores={cpu}",
+                 f"--metrics_address=127.0.0.1:{self.metrics_port}",
                  f"--ctl_socket={self.dir}/hvswitch.ctl",
                  f"--eal=--no-huge -m 1024 --file-prefix=hvs-lat-sw-{os.getpid()}",
                  *extra],
@@ -86,9 +94,33 @@ class Switch:
                 raise RuntimeError(f"{name}: no sockets")
             time.sleep(0.1)
 
+    def residence(self):
+        """hvswitch's residence histogram of port p1 (the probes' egress): {le_ns: count},
+        cumulative, le_ns None for +Inf; None for testpmd."""
+        if self.metrics_port is None:
+            return None
+        text = loopback.metrics_text(self.metrics_port)
+        out = {}
+        for le, v in re.findall(r'^hvswitch_port_residence_seconds_bucket\{port="p1",le="([^"]+)"\} (\S+)$',
+                                text, re.M):
+            out[None if le == "+Inf" else round(float(le) * 1e9)] = float(v)
+        return out
+
     def stop(self):
         loopback.stop_process(self.proc)
         self.log.close()
+
+
+def residence_p99(before, after):
+    """The smallest residence bucket bound (ns) holding 99 % of the samples taken between
+    two histograms (None: no samples, or beyond the last bound)."""
+    total = after[None] - before[None]
+    if total <= 0:
+        return None
+    for le in sorted(k for k in after if k is not None):
+        if after[le] - before[le] >= 0.99 * total:
+            return le
+    return None
 
 
 def run_round(name, args, rates, size):
@@ -107,7 +139,11 @@ def run_round(name, args, rates, size):
         results = [("saturation", guest.latency(args.saturation_count, 0, size))]
         for label, rate in rates:
             count = max(1000, int(rate * args.seconds))
-            results.append((label, guest.latency(count, int(rate), size)))
+            before = sw.residence()
+            answer = guest.latency(count, int(rate), size)
+            if before is not None:  # the switch's share of the probes' time
+                answer["residence_p99_le_ns"] = residence_p99(before, sw.residence())
+            results.append((label, answer))
         return results
     finally:
         if guest:
@@ -168,6 +204,11 @@ def main():
             print(f"{label:10s} {name:10s} {mpps:7.3f} {lost:7.0f} {m['p50_ns']:8.0f} "
                   f"{m['p99_ns']:8.0f} {m['p999_ns']:8.0f}")
             ok &= all(a["received"] > 0 and a["p50_ns"] > 0 for a in answers)
+            residence = [a["residence_p99_le_ns"] for a in answers
+                         if a.get("residence_p99_le_ns") is not None]
+            if residence:  # hvswitch's own share: its residence histogram's p99 bucket
+                print(f"{label:10s} {'':10s} residence in hvswitch, p99 <= "
+                      f"{statistics.median(residence):.0f} ns (median over rounds)")
         if len(med) == 2 and med["testpmd-io"]["p99_ns"] > 0:
             print(f"{label:10s} {'ratio':10s} p50 {med['hvswitch']['p50_ns'] / max(med['testpmd-io']['p50_ns'], 1):.2f}"
                   f"  p99 {med['hvswitch']['p99_ns'] / med['testpmd-io']['p99_ns']:.2f}"

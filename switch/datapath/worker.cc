@@ -33,7 +33,7 @@ void Worker::Run() {
     if (table_changed) LetGoOfTable();
     const uint32_t sleep_ns = idle_.Next(
         received, table_changed || forwarder_.HasPending() || forwarder_.HasParked(),
-        table->max_sleep_ns[id_]);
+        table->max_sleep_ns[id_], now);
     quiescence_.Quiescent(id_);
     if (sleep_ns != 0) Sleep(sleep_ns);
     // Nothing read before the quiescent state may be used after it (the control thread may

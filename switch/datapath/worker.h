@@ -6,6 +6,8 @@
 // control thread.
 #pragma once
 
+#include <rte_cycles.h>
+
 #include <atomic>
 #include <cstdint>
 #include <vector>
@@ -23,7 +25,7 @@ class Worker {
          const std::atomic<bool>& stop)
       : id_(options.worker), datapath_(datapath), forwarder_(datapath, options, counters, learn),
         flushes_by_time_(options.flush_cycles != 0), counters_(counters),
-        quiescence_(quiescence), burst_(burst), stop_(stop) {}
+        quiescence_(quiescence), burst_(burst), stop_(stop), idle_(rte_get_tsc_hz()) {}
 
   uint16_t id() const { return id_; }
 

@@ -12,40 +12,59 @@ namespace hvswitch {
 namespace {
 
 constexpr uint32_t kMax = 250'000;
+constexpr uint64_t kHz = 1'000'000'000;  // a TSC of 1 GHz: a cycle a nanosecond
 
-// The sleeps of `n` empty rounds in a row (0: polled).
-std::vector<uint32_t> EmptyRounds(IdleBackoff& idle, int n, uint32_t max_ns = kMax) {
+// Rounds every 1 us without frames from `now` on: the sleeps of the first `n` (0: polled);
+// `now` advanced past them (sleeps included).
+std::vector<uint32_t> QuietRounds(IdleBackoff& idle, uint64_t& now, int n, uint32_t max_ns = kMax) {
   std::vector<uint32_t> sleeps;
-  for (int i = 0; i < n; ++i) sleeps.push_back(idle.Next(0, false, max_ns));
+  for (int i = 0; i < n; ++i) {
+    sleeps.push_back(idle.Next(0, false, max_ns, now));
+    now += 1000 + sleeps.back();
+  }
   return sleeps;
 }
 
-TEST(IdleBackoffTest, SleepsOnlyAfterEnoughEmptyRoundsThenDoublesUpToTheMaximum) {
-  IdleBackoff idle;
-  for (uint32_t ns : EmptyRounds(idle, IdleBackoff::kEmptyRounds)) EXPECT_EQ(ns, 0u);
-  EXPECT_EQ(EmptyRounds(idle, 11), (std::vector<uint32_t>{1000, 2000, 4000, 8000, 16000, 32000,
-                                                          64000, 128000, 250000, 250000,
-                                                          250000}));
+TEST(IdleBackoffTest, SleepsOnlyAfterBeingQuietLongEnoughThenDoublesUpToTheMaximum) {
+  IdleBackoff idle(kHz);
+  uint64_t now = 1'000'000;
+  // 50 us of rounds without frames: none sleeps.
+  for (uint32_t ns : QuietRounds(idle, now, IdleBackoff::kQuietNs / 1000)) EXPECT_EQ(ns, 0u);
+  EXPECT_EQ(QuietRounds(idle, now, 11), (std::vector<uint32_t>{1000, 2000, 4000, 8000, 16000,
+                                                               32000, 64000, 128000, 250000,
+                                                               250000, 250000}));
 }
 
 TEST(IdleBackoffTest, FramesOrFramesWaitingReturnToPollingAtOnce) {
-  IdleBackoff idle;
-  EmptyRounds(idle, IdleBackoff::kEmptyRounds + 5);
-  EXPECT_EQ(idle.Next(3, false, kMax), 0u);  // a round with frames
-  for (uint32_t ns : EmptyRounds(idle, IdleBackoff::kEmptyRounds)) EXPECT_EQ(ns, 0u);
-  EXPECT_EQ(idle.Next(0, false, kMax), 1000u);  // the schedule starts again
-  EXPECT_EQ(idle.Next(0, true, kMax), 0u);      // frames wait to be sent
-  for (uint32_t ns : EmptyRounds(idle, IdleBackoff::kEmptyRounds)) EXPECT_EQ(ns, 0u);
-  EXPECT_EQ(idle.Next(0, false, kMax), 1000u);
+  IdleBackoff idle(kHz);
+  uint64_t now = 1'000'000;
+  QuietRounds(idle, now, IdleBackoff::kQuietNs / 1000 + 5);
+  EXPECT_EQ(idle.Next(3, false, kMax, now), 0u);  // a round with frames
+  for (uint32_t ns : QuietRounds(idle, now, IdleBackoff::kQuietNs / 1000)) EXPECT_EQ(ns, 0u);
+  EXPECT_EQ(idle.Next(0, false, kMax, now), 1000u);  // the schedule starts again
+  EXPECT_EQ(idle.Next(0, true, kMax, now), 0u);      // frames wait to be sent
+  for (uint32_t ns : QuietRounds(idle, now, IdleBackoff::kQuietNs / 1000)) EXPECT_EQ(ns, 0u);
+  EXPECT_EQ(idle.Next(0, false, kMax, now), 1000u);
+}
+
+TEST(IdleBackoffTest, TrafficCloserThanTheQuietTimeNeverMeetsASleep) {
+  IdleBackoff idle(kHz);
+  uint64_t now = 1'000'000;
+  for (int frame = 0; frame < 1000; ++frame) {  // a frame every 40 us, rounds every 1 us
+    for (uint32_t ns : QuietRounds(idle, now, 39)) EXPECT_EQ(ns, 0u);
+    EXPECT_EQ(idle.Next(1, false, kMax, now), 0u);
+    now += 1000;
+  }
 }
 
 TEST(IdleBackoffTest, AWorkerWithoutSleepPollsAndALowerMaximumTakesEffectAtOnce) {
-  IdleBackoff idle;
-  for (uint32_t ns : EmptyRounds(idle, 200, 0)) EXPECT_EQ(ns, 0u);  // --idle=poll
-  EmptyRounds(idle, IdleBackoff::kEmptyRounds + 20);  // at the maximum by now
-  EXPECT_EQ(idle.Next(0, false, 68'813), 68'813u);    // a smaller ring joined the worker
-  EXPECT_EQ(idle.Next(0, false, 68'813), 68'813u);
-  EXPECT_EQ(idle.Next(0, false, 700), 700u);  // below the first sleep
+  IdleBackoff idle(kHz);
+  uint64_t now = 1'000'000;
+  for (uint32_t ns : QuietRounds(idle, now, 200, 0)) EXPECT_EQ(ns, 0u);  // --idle=poll
+  QuietRounds(idle, now, IdleBackoff::kQuietNs / 1000 + 20);  // at the maximum by now
+  EXPECT_EQ(idle.Next(0, false, 68'813, now), 68'813u);       // a smaller ring joined
+  EXPECT_EQ(idle.Next(0, false, 68'813, now), 68'813u);
+  EXPECT_EQ(idle.Next(0, false, 700, now), 700u);  // below the first sleep
 }
 
 TEST(RxHoldTest, ARingHoldsItsDescriptorsOverTheLineRateOf64ByteFrames) {

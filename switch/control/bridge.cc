@@ -112,12 +112,14 @@ absl::Status Bridge::AddPort(const PortSpec& spec) {
   if (!opened.ok()) return opened.status();
   const int slot = *opened;
   const Port& port = *slots_->port(slot);
-  const uint32_t rx_hold_ns = RxHoldNs(port);
-  if (config_.idle == IdleMode::kSleep && rx_hold_ns < table_->idle_max_ns) {
+  std::unique_ptr<PortTable> table = NextTable(slot, &spec, &port);
+  const DatapathPort& dp = table->ports[slot];
+  // A device ring that fills before the longest sleep ends (idle_max_ns is 0 in poll mode).
+  if (dp.rx_hold_ns < table->idle_max_ns) {
     const std::string why =
         absl::StrFormat("port '%s': its receive ring of %d descriptors holds %.1f us of "
                         "64-byte frames at line rate",
-                        spec.name, port.queues().rx_descriptors, rx_hold_ns / 1e3);
+                        spec.name, port.queues().rx_descriptors, dp.rx_hold_ns / 1e3);
     if (config_.idle_max_us_given) {
       slots_->Close(slot);
       return absl::FailedPreconditionError(absl::StrFormat(
@@ -133,8 +135,6 @@ absl::Status Bridge::AddPort(const PortSpec& spec) {
                              info.dev_flags != nullptr &&
                              (*info.dev_flags & RTE_ETH_DEV_INTR_LSC);
   if (!reports_links && spec.role() == PortRole::kGuest) watched_ |= uint64_t{1} << slot;
-  std::unique_ptr<PortTable> table = NextTable(slot, &spec, &port);
-  const DatapathPort& dp = table->ports[slot];
   if (port.device_mtu() < spec.mtu) {
     Log("port '%s': device reports MTU %d at most; it was configured so, and mtu=%d "
         "still decides what hvswitch sends it", spec.name, port.device_mtu(), spec.mtu);

@@ -70,12 +70,13 @@ void Learner::AgeSlice(uint32_t now, uint32_t max_age, uint32_t buckets) {
 }
 
 void Learner::AgeTick(uint32_t now, uint32_t max_age, uint32_t ticks_per_second) {
-  uint32_t pass_seconds = 1;
+  uint64_t pass_seconds = 1;  // 64 bits: ticks x max_age / 8 overflows 32 for a huge ageing
   if (!fdb_.HasFlushed()) {
     if (max_age == 0) return;
     pass_seconds = std::max(1u, max_age / 8);
   }
-  AgeSlice(now, max_age, fdb_.buckets() / (ticks_per_second * pass_seconds) + 1);
+  AgeSlice(now, max_age,
+           static_cast<uint32_t>(fdb_.buckets() / (ticks_per_second * pass_seconds) + 1));
 }
 
 absl::Status Learner::AddStatic(uint64_t key, uint16_t port) { return fdb_.AddStatic(key, port); }

@@ -12,11 +12,11 @@ from harness import HVSWITCH  # noqa: E402
 
 
 class BadConfigTest(unittest.TestCase):
-    def run_switch(self, *ports, eal="--no-huge -m 256"):
+    def run_switch(self, *ports, eal="--no-huge -m 256", extra=()):
         self.dir = tempfile.mkdtemp(prefix="hvs-bad-")
         args = [HVSWITCH, "--metrics_address=none",
                 f"--eal={eal} --file-prefix=hvs-bad-{os.getpid()}"]
-        args += [f"--port={p.format(dir=self.dir)}" for p in ports]
+        args += [f"--port={p.format(dir=self.dir)}" for p in ports] + list(extra)
         proc = subprocess.run(args, capture_output=True, text=True, timeout=60)
         self.output = proc.stdout + proc.stderr
         self.assertNotEqual(proc.returncode, 0, self.output)
@@ -70,6 +70,13 @@ class BadConfigTest(unittest.TestCase):
                                          "m1,type=memif,path={dir}/m1.sock",
                                          "p2,type=dpdk,devargs=net_nosuchdriver0"), 1)
         self.assertLine("port 'p2'", "cannot probe device 'net_nosuchdriver0'")
+
+    def test_a_ring_that_cannot_hold_the_longest_sleep_given(self):
+        # net_null: 1024 descriptors at its 10 Gb/s hold 68.8 us of 64-byte frames.
+        self.assertEqual(self.run_switch("p1,type=vhost-user,path={dir}/p1.sock",
+                                         "n1,type=dpdk,devargs=net_null0",
+                                         extra=["--idle_max_us=250"]), 1)
+        self.assertLine("port 'n1'", "1024 descriptors holds 68.8 us", "--idle_max_us=250")
 
     def test_no_process_left_behind(self):
         self.run_switch("p1,type=vhost-user,path={dir}/p1.sock",

@@ -67,6 +67,16 @@ absl::Status Port::Start(const std::string& devargs, rte_mempool* pool) {
   if (!status.ok()) return status;
   driver_.BeforeStart(spec_);
   int rc = rte_eth_dev_start(eth_port_);
+  if (rc != 0 && conf.intr_conf.rxq) {
+    // A device whose interrupts cannot be set up (a NIC under a driver without them) is
+    // still a port: polled, its workers sleeping instead of blocking.
+    conf.intr_conf.rxq = 0;
+    status = SetUpQueues(conf, pool);
+    if (!status.ok()) return status;
+    rc = rte_eth_dev_start(eth_port_);
+  }
+  // A device without the receive interrupt operations (memif, rings) answers ENOTSUP.
+  rx_interrupts_ = conf.intr_conf.rxq && rte_eth_dev_rx_intr_disable(eth_port_, 0) == 0;
   // A port that reconnects (a memif client whose server is not there yet) is started
   // again later (Reconnect).
   if (rc != 0 && !reconnect_.enabled) return PortError(spec_, "cannot start device", rc);
@@ -136,6 +146,7 @@ absl::Status Port::ConfigureDevice(rte_eth_conf& conf, rte_mempool* pool) {
   if (info.dev_flags != nullptr && (*info.dev_flags & RTE_ETH_DEV_INTR_LSC)) {
     conf.intr_conf.lsc = 1;
   }
+  conf.intr_conf.rxq = queues_.rx_interrupts;
   setup_ = driver_.Configure(spec_, info, conf);
   if (queues_.nb_rxq > 1) {
     // Spread flows over the receive queues where the device hashes (NICs); a vhost-user

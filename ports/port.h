@@ -77,6 +77,9 @@ class Port {
   // What the driver turned on in the device, and what the workers do for it.
   const DeviceSetup& setup() const { return setup_; }
   const DatapathFlags& flags() const { return flags_; }
+  // Its receive queues raise interrupts a worker can block on (rte_eth_dev_rx_intr_*):
+  // asked for (PortQueues::rx_interrupts) and offered by the device.
+  bool rx_interrupts() const { return rx_interrupts_; }
   // What the peer finishes itself in frames sent to it (the driver's: for vhost-user what
   // the connected guest negotiated, for a NIC its Tx offloads, for memif nothing). Asked
   // again as guests come and go.
@@ -100,6 +103,7 @@ class Port {
   uint16_t eth_port_ = UINT16_MAX;
   bool probed_ = false;  // we probed (hot-plugged) the device and must detach it
   bool started_ = false;
+  bool rx_interrupts_ = false;
   std::string mac_;
   uint16_t device_mtu_ = 0;
   ReconnectPolicy reconnect_;

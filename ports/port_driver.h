@@ -33,6 +33,8 @@ struct PortQueues {
   uint16_t nb_txq = 1;
   uint16_t rx_descriptors = 1024;
   uint16_t tx_descriptors = 1024;
+  // Configure the device for receive interrupts (--idle=interrupt), where it has them.
+  bool rx_interrupts = false;
 };
 
 struct PeerOffloads {

@@ -56,7 +56,9 @@ absl::Status Bridge::Init() {
   datapath_.fdb = fdb_.get();
   table_ = std::make_unique<PortTable>();
   table_->Configure(std::vector<const PortSpec*>{});
-  table_->idle_max_ns = config_.idle == IdleMode::kSleep ? config_.idle_max_us * 1000 : 0;
+  table_->idle_max_ns = config_.idle != IdleMode::kPoll ? config_.idle_max_us * 1000 : 0;
+  table_->idle_interrupt = config_.idle == IdleMode::kInterrupt;
+  slots_->set_rx_interrupts(table_->idle_interrupt);
   datapath_.table.store(table_.get(), std::memory_order_release);
 
   counters_ = std::make_unique<WorkerCounters[]>(nb_workers);
@@ -127,6 +129,10 @@ absl::Status Bridge::AddPort(const PortSpec& spec) {
           config_.idle_max_us));
     }
     Log("%s: the workers polling it sleep at most that long", why);
+  }
+  if (table->idle_interrupt && !port.rx_interrupts() && port.started()) {
+    Log("port '%s': its device has no receive interrupts: the workers polling it sleep "
+        "(at most %.0f us) instead of blocking", spec.name, table->idle_max_ns / 1e3);
   }
   link_events_->Map(port.eth_port(), slot);
   // A device that reports no link changes (memif) is looked at by the control thread.
@@ -202,6 +208,7 @@ std::unique_ptr<PortTable> Bridge::NextTable(int slot, const PortSpec* spec, con
   dp.rx_backpressure = port->flags().rx_backpressure;
   dp.link_polled = port->flags().link_polled;
   dp.rx_hold_ns = RxHoldNs(*port);
+  dp.rx_interrupts = port->rx_interrupts();
   // Each receive queue goes to the worker that polls the fewest; the others stay where
   // they are. A device that is not started (a memif client without its server) is not
   // polled.
@@ -271,6 +278,7 @@ absl::Status Bridge::StartWorkers() {
 
 void Bridge::StopWorkers() {
   stop_workers_.store(true);
+  quiescence_->WakeBlocked();
   if (workers_running_) {
     for (unsigned lcore : config_.worker_lcores) rte_eal_wait_lcore(lcore);
     workers_running_ = false;
@@ -412,7 +420,9 @@ BridgeSnapshot Bridge::Snapshot() const {
     CoreSnapshot core;
     core.cpu = w < config_.worker_cpus.size() ? config_.worker_cpus[w] : 0;
     for (size_t i = 0; i < kCoreCounters; ++i) core.counts[i] = counters_[w].core[i].Read();
+    core[CoreCounter::kSleepCycles] = counters_[w].SleptCycles(rte_rdtsc());
     core.max_sleep_ns = table_->max_sleep_ns[w];
+    core.mode = table_->WorkerIdle(w);
     snap[SwitchStat::kCaptureMissed] += counters_[w].capture_missed.Read();
     for (size_t b = 0; b < core.rx_bursts.size(); ++b) {
       core.rx_bursts[b] = counters_[w].rx_bursts[b].Read();

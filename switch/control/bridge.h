@@ -54,7 +54,8 @@ struct BridgeConfig {
   uint32_t tx_flush_us = 0;
   // Between rounds that find nothing: spin, or sleep up to idle_max_us (less where a
   // device's receive ring fills sooner at line rate; with idle_max_us_given such a port
-  // is refused instead).
+  // is refused instead), and under kInterrupt then block until a receive interrupt where
+  // every queue a worker polls has them.
   IdleMode idle = IdleMode::kSleep;
   uint32_t idle_max_us = 250;
   bool idle_max_us_given = false;

@@ -34,7 +34,9 @@ struct CoreSnapshot {
   // Its longest sleep between rounds that find nothing (PortTable::max_sleep_ns); 0: it
   // polls (--idle=poll, or a receive ring too small to sleep on at all).
   uint32_t max_sleep_ns = 0;
-  IdleMode mode() const { return max_sleep_ns == 0 ? IdleMode::kPoll : IdleMode::kSleep; }
+  // What it does when quiet (PortTable::WorkerIdle): interrupt only where every queue it
+  // polls can wake it.
+  IdleMode mode = IdleMode::kPoll;
 
   uint64_t& operator[](CoreCounter c) { return counts[static_cast<size_t>(c)]; }
   uint64_t operator[](CoreCounter c) const { return counts[static_cast<size_t>(c)]; }

@@ -235,11 +235,16 @@ json Pmd(CommandContext& ctx, const Parsed&) {
          {"loop_cycles_per_packet", packets == 0 ? 0.0 : static_cast<double>(cycles) / packets},
          {"mean_burst", calls == 0 ? 0.0 : static_cast<double>(packets) / calls},
          {"bursts", bursts},
-         {"idle_mode", IdleModeName(core.mode())},
+         {"idle_mode", IdleModeName(core.mode)},
          {"max_sleep_us", core.max_sleep_ns / 1e3},
          {"sleep_percent",
           cycles == 0 ? 0.0 : 100.0 * core[CoreCounter::kSleepCycles] / cycles},
-         {"wakeups", core[CoreCounter::kWakeupsTimer]}});
+         {"wakeups", core[CoreCounter::kWakeupsTimer] + core[CoreCounter::kWakeupsInterrupt] +
+                         core[CoreCounter::kWakeupsControl]},
+         {"wakeups_by_cause",
+          {{"timer", core[CoreCounter::kWakeupsTimer]},
+           {"interrupt", core[CoreCounter::kWakeupsInterrupt]},
+           {"control", core[CoreCounter::kWakeupsControl]}}}});
   }
   return {{"ok", true}, {"cores", cores}};
 }

@@ -190,12 +190,14 @@ void AddCoreIdle(const BridgeSnapshot& snap, std::vector<MetricFamily>& out) {
   MetricFamily mode = Family(
       "hvswitch_core_idle_mode",
       "What a worker core does between rounds that find nothing: 1 for its mode now (poll: "
-      "spins; sleep: sleeps up to hvswitch_core_sleep_max_seconds), 0 for the others.",
+      "spins; sleep: sleeps up to hvswitch_core_sleep_max_seconds; interrupt: sleeps, then "
+      "blocks until a receive interrupt), 0 for the others. --idle=interrupt shows sleep "
+      "on a core polling a device without receive interrupts.",
       MetricType::Gauge);
   for (const CoreSnapshot& core : snap.cores) {
-    for (IdleMode m : {IdleMode::kPoll, IdleMode::kSleep}) {
+    for (IdleMode m : kIdleModes) {
       AddSample(mode, {CoreLabel(core), {"mode", std::string(IdleModeName(m))}},
-                core.mode() == m ? 1.0 : 0.0);
+                core.mode == m ? 1.0 : 0.0);
     }
   }
   out.push_back(std::move(mode));

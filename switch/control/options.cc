@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <optional>
@@ -190,14 +191,16 @@ struct Parser {
     } else if (key == "tx_flush_us") {
       return Number(key, value, 0, 1000, options.tx_flush_us);
     } else if (key == "idle") {
-      if (value == "poll") {
-        options.idle = IdleMode::kPoll;
-      } else if (value == "sleep") {
-        options.idle = IdleMode::kSleep;
-      } else {
+      const auto named = [&](IdleMode m) {
+        const std::string_view name = IdleModeName(m);
+        return value == absl::string_view(name.data(), name.size());
+      };
+      const auto mode = std::find_if(std::begin(kIdleModes), std::end(kIdleModes), named);
+      if (mode == std::end(kIdleModes)) {
         return absl::InvalidArgumentError(
-            absl::StrCat("--idle must be poll or sleep, not '", value, "'"));
+            absl::StrCat("--idle must be poll, sleep or interrupt, not '", value, "'"));
       }
+      options.idle = *mode;
     } else if (key == "idle_max_us") {
       options.idle_max_us_given = true;
       return Number(key, value, 1, 100000, options.idle_max_us);
@@ -436,9 +439,12 @@ std::string UsageText() {
   --tx_descriptors=N      transmit ring size per queue (default 1024)
   --mbufs=N               buffers in the pool (default 0: sized from rings and workers)
   --tx_flush_us=N         let frames wait up to N us for a fuller tx burst (default 0)
-  --idle=poll|sleep       between rounds that find nothing, workers spin (poll: the
+  --idle=poll|sleep|interrupt
+                          between rounds that find nothing, workers spin (poll: the
                           lowest latency, a whole CPU always) or sleep, backing off from
-                          1 us up to --idle_max_us (default sleep)
+                          1 us up to --idle_max_us (default sleep); interrupt: sleep,
+                          then block until a receive interrupt (vhost-user, NICs; a
+                          worker polling a device without them sleeps)
   --idle_max_us=N         a worker's longest sleep, 1-100000 (default 250; less for a
                           worker polling a device ring that fills sooner at line rate;
                           given, such a ring is an error)

@@ -66,7 +66,8 @@ absl::StatusOr<int> PortSlots::Open(const PortSpec& spec, bool workers_running) 
   if (!slot.ok()) return slot.status();
   absl::Status status = PrepareSocketPath(spec);
   if (!status.ok()) return status;
-  const PortQueues queues = QueuesFor(spec, nb_workers_, rx_descriptors_, tx_descriptors_);
+  PortQueues queues = QueuesFor(spec, nb_workers_, rx_descriptors_, tx_descriptors_);
+  queues.rx_interrupts = rx_interrupts_;
   if (workers_running && spec.Traits().fills_rx_rings && spec.quota == 0) {
     // The shared pool was sized at startup for the ports then; a NIC fills its receive
     // rings from it at once.

@@ -39,6 +39,10 @@ class PortSlots {
   PortSlots(const PortSlots&) = delete;
   PortSlots& operator=(const PortSlots&) = delete;
 
+  // Devices opened from now on are configured for receive interrupts where they have them
+  // (--idle=interrupt).
+  void set_rx_interrupts(bool on) { rx_interrupts_ = on; }
+
   // The pool of the ports without a quota: `mbufs` buffers, or when 0 enough for the
   // rings of `startup_ports` and the workers.
   absl::Status CreateSharedPool(uint32_t mbufs, const std::vector<PortSpec>& startup_ports);
@@ -79,6 +83,7 @@ class PortSlots {
   void RetirePool(rte_mempool* pool);
 
   const uint16_t nb_workers_, rx_descriptors_, tx_descriptors_;
+  bool rx_interrupts_ = false;
   const std::function<PortTotals(int slot)> sums_;
   rte_mempool* pool_ = nullptr;
   // Snapshot reads the slots from another thread. A pthread lock, not absl::Mutex:

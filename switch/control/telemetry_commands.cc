@@ -80,7 +80,7 @@ int Pmd(const char*, const char*, rte_tel_data* d) {
       rte_tel_data_add_dict_u64(c, ("bursts_le_" + std::to_string(kBurstBuckets[b])).c_str(),
                                 core.rx_bursts[b]);
     }
-    rte_tel_data_add_dict_string(c, "idle_mode", std::string(IdleModeName(core.mode())).c_str());
+    rte_tel_data_add_dict_string(c, "idle_mode", std::string(IdleModeName(core.mode)).c_str());
     rte_tel_data_add_dict_u64(c, "max_sleep_ns", core.max_sleep_ns);
     rte_tel_data_add_dict_container(d, ("core" + std::to_string(core.cpu)).c_str(), c, 0);
   }

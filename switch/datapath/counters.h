@@ -10,6 +10,7 @@
 // (HVS_PORT_HISTOGRAMS: durations, sampled) its line plus its Sample.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <bit>
@@ -269,13 +270,20 @@ inline constexpr std::string_view kTxDropHelp =
   X(kPackets, "packets", "hvswitch_core_packets_total", Labels(),                         \
     "Frames a worker core received; busy cycles / packets is its cost per frame.",        \
     kTelemetryPmd)                                                                        \
-  /* --idle=sleep: the part of the idle cycles spent asleep, and the sleeps. */            \
+  /* --idle=sleep/interrupt: the part of the idle cycles spent asleep or blocked, and  */ \
+  /* the wake-ups by cause.                                                            */ \
   X(kSleepCycles, "sleep_cycles", "hvswitch_core_sleep_seconds_total", Labels(),          \
-    "Time a worker core slept between rounds that found nothing (--idle=sleep); the "     \
-    "CPU it gave back to the host.", kTelemetryPmd)                                       \
+    "Time a worker core slept or blocked between rounds that found nothing (--idle=sleep " \
+    "or interrupt); the CPU it gave back to the host.", kTelemetryPmd)                    \
   X(kWakeupsTimer, "wakeups_timer", "hvswitch_core_wakeups_total", Labels("cause", "timer"), \
     "Times a worker core woke from a sleep, by cause (timer: the sleep ran out; a worker " \
-    "wakes every --idle_max_us at most while the host is quiet).", kTelemetryPmd)         \
+    "wakes every --idle_max_us at most while the host is quiet; interrupt: a receive "    \
+    "queue raised one, with --idle=interrupt; control: the control thread rang, with a "  \
+    "new port table or to stop).", kTelemetryPmd)                                         \
+  X(kWakeupsInterrupt, "wakeups_interrupt", "hvswitch_core_wakeups_total",                \
+    Labels("cause", "interrupt"), "", kTelemetryPmd)                                      \
+  X(kWakeupsControl, "wakeups_control", "hvswitch_core_wakeups_total",                    \
+    Labels("cause", "control"), "", kTelemetryPmd)                                        \
   /* Learn requests lost because the worker's learn ring was full (the source asks     */ \
   /* again).                                                                           */ \
   X(kLearnQueueDrops, "learn_queue_drops", "hvswitch_core_learn_queue_drops_total", Labels(), \
@@ -597,9 +605,34 @@ struct WorkerCounters {
   // Frames a capture missed: no buffer for the copy, or its ring full (summed over
   // workers into SwitchStat::kCaptureMissed).
   Counter capture_missed;
+  // TSC when the worker blocked (--idle=interrupt), 0 while it runs: a block can last
+  // hours, and its time is added to kSleepCycles only when it ends. SleptCycles adds the
+  // part so far.
+  std::atomic<uint64_t> blocked_since{0};
+  mutable std::atomic<uint64_t> slept_seen{0};  // SleptCycles' largest answer
 
   Counter& operator[](CoreCounter c) { return core[static_cast<size_t>(c)]; }
   const Counter& operator[](CoreCounter c) const { return core[static_cast<size_t>(c)]; }
+  // Worker: a block ends. blocked_since is cleared before its time is added, fenced, so
+  // that a reader that sees the time added sees the block ended.
+  void EndBlock(uint64_t cycles) {
+    blocked_since.store(0, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_release);
+    (*this)[CoreCounter::kSleepCycles].Add(cycles);
+  }
+  // Any thread: kSleepCycles with the current block so far (at TSC `now`). Between a
+  // block's end and its time added a reader sees neither: the largest answer so far is
+  // given instead, so that the counter never goes back.
+  uint64_t SleptCycles(uint64_t now) const {
+    uint64_t slept = (*this)[CoreCounter::kSleepCycles].Read();
+    std::atomic_thread_fence(std::memory_order_acquire);
+    const uint64_t since = blocked_since.load(std::memory_order_relaxed);
+    if (since != 0 && now > since) slept += now - since;
+    uint64_t seen = slept_seen.load(std::memory_order_relaxed);
+    while (seen < slept && !slept_seen.compare_exchange_weak(seen, slept)) {
+    }
+    return std::max(seen, slept);
+  }
 };
 
 }  // namespace hvswitch

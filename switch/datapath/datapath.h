@@ -19,6 +19,7 @@ struct rte_ring;
 #include "ports/port_spec.h"
 #include "switch/datapath/counters.h"
 #include "switch/datapath/fdb.h"
+#include "switch/datapath/idle_backoff.h"
 #include "switch/datapath/vlan_table.h"
 
 namespace hvswitch {
@@ -53,6 +54,9 @@ struct DatapathPort {
   // it sleeps no longer (kRingWaits: the ring is a guest's, whose sender waits for room).
   uint32_t rx_hold_ns = kRingWaits;
   static constexpr uint32_t kRingWaits = ~uint32_t{0};
+  // Its receive queues can wake a blocked worker (Port::rx_interrupts: configured so for
+  // --idle=interrupt, and the device has receive interrupts).
+  bool rx_interrupts = false;
 };
 
 // The source MACs a secured port may use. mac=: the control thread writes the entries,
@@ -144,12 +148,18 @@ struct PortTable {
   // not from the control thread's next look. Derived from the ports by Seal.
   uint64_t link_polled = 0;
   uint16_t min_mtu = 1500;  // smallest port MTU: frames up to it skip the per-port check
-  // The longest a worker sleeps between rounds that found nothing (--idle=sleep), in ns;
-  // 0: workers poll (--idle=poll). Kept from table to table.
+  // The longest a worker sleeps between rounds that found nothing (--idle=sleep or
+  // interrupt), in ns; 0: workers poll (--idle=poll). Kept from table to table.
   uint32_t idle_max_ns = 0;
+  // --idle=interrupt: a worker whose every receive queue interrupts blocks once its sleeps
+  // reach their longest. Kept from table to table.
+  bool idle_interrupt = false;
   // Each worker's longest sleep: idle_max_ns, or less where a receive ring it polls would
   // overflow sooner at line rate (DatapathPort::rx_hold_ns). Derived by Seal.
   std::array<uint32_t, kMaxWorkers> max_sleep_ns{};
+  // Bit w set for a worker that blocks when quiet (idle_interrupt, and every queue it polls
+  // has DatapathPort::rx_interrupts; none at all too). Derived by Seal.
+  uint64_t blocks = 0;
   VlanTable vlans;
   // The receive queues each worker polls. A queue stays with its worker for as long as
   // its port exists: two workers must never poll one queue.
@@ -183,12 +193,21 @@ struct PortTable {
       if (ports[p].rx_backpressure) rx_backpressure |= uint64_t{1} << p;
       if (ports[p].link_polled) link_polled |= uint64_t{1} << p;
     }
+    blocks = 0;
     for (size_t w = 0; w < kMaxWorkers; ++w) {
       max_sleep_ns[w] = idle_max_ns;
+      bool interrupts = idle_interrupt;
       for (const RxQueueRef& q : rx[w]) {
         max_sleep_ns[w] = std::min(max_sleep_ns[w], ports[q.port].rx_hold_ns);
+        interrupts = interrupts && ports[q.port].rx_interrupts;
       }
+      if (interrupts && max_sleep_ns[w] != 0) blocks |= uint64_t{1} << w;
     }
+  }
+  // What worker w does when quiet, as this table has it.
+  IdleMode WorkerIdle(size_t w) const {
+    if (max_sleep_ns[w] == 0) return IdleMode::kPoll;
+    return (blocks >> w) & 1 ? IdleMode::kInterrupt : IdleMode::kSleep;
   }
 };
 

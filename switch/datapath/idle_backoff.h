@@ -9,12 +9,20 @@
 namespace hvswitch {
 
 enum class IdleMode : uint8_t {
-  kPoll,   // spins: the lowest latency, a whole CPU at all hours
-  kSleep,  // sleeps between empty rounds, backing off up to --idle_max_us
+  kPoll,       // spins: the lowest latency, a whole CPU at all hours
+  kSleep,      // sleeps between empty rounds, backing off up to --idle_max_us
+  kInterrupt,  // sleeps as kSleep, then blocks until a receive interrupt (RxInterrupts)
 };
+inline constexpr IdleMode kIdleModes[] = {IdleMode::kPoll, IdleMode::kSleep,
+                                          IdleMode::kInterrupt};
 
 inline constexpr std::string_view IdleModeName(IdleMode mode) {
-  return mode == IdleMode::kPoll ? "poll" : "sleep";
+  switch (mode) {
+    case IdleMode::kPoll: return "poll";
+    case IdleMode::kSleep: return "sleep";
+    case IdleMode::kInterrupt: return "interrupt";
+  }
+  return "?";
 }
 
 // Once its rounds have found nothing for kQuietNs a worker sleeps kFirstSleepNs, each

@@ -31,15 +31,27 @@ void Worker::Run() {
     // table is still safe to use, i.e. before this round's quiescent state.
     const bool table_changed = datapath_.table.load(std::memory_order_relaxed) != table;
     if (table_changed) LetGoOfTable();
-    const uint32_t sleep_ns = idle_.Next(
-        received, table_changed || forwarder_.HasPending() || forwarder_.HasParked(),
-        table->max_sleep_ns[id_], now);
+    const uint32_t max_ns = table->max_sleep_ns[id_];
+    uint32_t sleep_ns = idle_.Next(
+        received, table_changed || forwarder_.HasPending() || forwarder_.HasParked(), max_ns,
+        now);
+    const bool block = BlockNext(*table, sleep_ns, max_ns);
+    if (block) quiescence_.Block(id_);  // before the report: see WorkerQuiescence::Block
     quiescence_.Quiescent(id_);
-    if (sleep_ns != 0) Sleep(sleep_ns);
+    if (block) {
+      Block();
+    } else if (sleep_ns != 0) {
+      Sleep(sleep_ns);
+    }
     // Nothing read before the quiescent state may be used after it (the control thread may
     // free it as soon as every worker has reported one): the table is read anew.
     table = datapath_.table.load(std::memory_order_acquire);
     forwarder_.Use(table);
+    // The queues registered for interrupts are the last table's: let go of them before the
+    // next report, as of the frames that waited for its ports.
+    if (interrupts_.registered() != nullptr && interrupts_.registered() != table) {
+      interrupts_.Release();
+    }
     // As testpmd counts: busy, the poll calls that returned frames and the work they
     // caused; idle, the rest of the loop (empty polls, timed flushes, quiescent states).
     counters_[CoreCounter::kBusyCycles].Add(busy);
@@ -47,7 +59,39 @@ void Worker::Run() {
     start = now;
   }
   LetGoOfTable();
+  interrupts_.Release();
   quiescence_.Offline(id_);
+}
+
+bool Worker::BlockNext(const PortTable& table, uint32_t& sleep_ns, uint32_t max_ns) {
+  if (interrupts_.armed()) {
+    // The round after arming found nothing: whatever comes now raises an interrupt.
+    if (sleep_ns != 0) return true;
+    interrupts_.Disarm();
+    return false;
+  }
+  // Sleeps at their longest, and every queue of this worker can interrupt: armed, then
+  // one more round before blocking (frames that came before the arming raise nothing).
+  if (sleep_ns != 0 && sleep_ns == max_ns && ((table.blocks >> id_) & 1) &&
+      interrupts_.Arm(table, id_)) {
+    sleep_ns = 0;
+  }
+  return false;
+}
+
+void Worker::Block() {
+  const uint64_t before = rte_rdtsc();
+  // Stopping rings only blocked workers: a stop set before Block was seen is seen here.
+  if (!stop_.load(std::memory_order_seq_cst)) {
+    counters_.blocked_since.store(before, std::memory_order_relaxed);
+    const RxInterrupts::Wake wake = interrupts_.Wait();
+    counters_[wake == RxInterrupts::Wake::kControl ? CoreCounter::kWakeupsControl
+                                                   : CoreCounter::kWakeupsInterrupt]
+        .Add(1);
+  }
+  quiescence_.Unblock(id_);
+  interrupts_.Disarm();
+  counters_.EndBlock(rte_rdtsc() - before);
 }
 
 uint32_t Worker::Round(const PortTable& table, uint64_t& now, uint64_t& busy) {

@@ -2,8 +2,9 @@
 // published PortTable) in turn, except those of ports its Forwarder paused for
 // backpressure, hands every burst to the Forwarder, and reports a quiescent state after
 // every round; a new table is taken between rounds. Between rounds that find nothing it
-// may sleep (IdleBackoff, up to PortTable::max_sleep_ns). Runs until `stop` is set by the
-// control thread.
+// may sleep (IdleBackoff, up to PortTable::max_sleep_ns), and under --idle=interrupt, once
+// its sleeps reach their longest, block until a receive interrupt (RxInterrupts). Runs
+// until `stop` is set by the control thread (which then rings blocked workers).
 #pragma once
 
 #include <rte_cycles.h>
@@ -14,6 +15,7 @@
 
 #include "switch/datapath/forwarder.h"
 #include "switch/datapath/idle_backoff.h"
+#include "switch/datapath/rx_interrupts.h"
 #include "switch/datapath/worker_quiescence.h"
 
 namespace hvswitch {
@@ -25,7 +27,8 @@ class Worker {
          const std::atomic<bool>& stop)
       : id_(options.worker), datapath_(datapath), forwarder_(datapath, options, counters, learn),
         flushes_by_time_(options.flush_cycles != 0), counters_(counters),
-        quiescence_(quiescence), burst_(burst), stop_(stop), idle_(rte_get_tsc_hz()) {}
+        quiescence_(quiescence), burst_(burst), stop_(stop), idle_(rte_get_tsc_hz()),
+        interrupts_(quiescence.wake_fd(options.worker)) {}
 
   uint16_t id() const { return id_; }
 
@@ -46,6 +49,14 @@ class Worker {
   void Run();
   // Sleeps `ns` between rounds (--idle=sleep), counted; offline meanwhile.
   void Sleep(uint32_t ns);
+  // --idle=interrupt, after a round over `table` that chose to sleep `sleep_ns` (its
+  // longest: max_ns): true to block now (armed by the round before, which found nothing).
+  // Arms the interrupts when the sleeps reached their longest (then sleep_ns becomes 0:
+  // one more round first), and disarms them when the round after arming found frames.
+  bool BlockNext(const PortTable& table, uint32_t& sleep_ns, uint32_t max_ns);
+  // Blocks until a receive interrupt or the control thread's ring, counted as a sleep;
+  // online meanwhile (WorkerQuiescence::Block).
+  void Block();
 
   uint16_t id_;
   const Datapath& datapath_;
@@ -56,6 +67,7 @@ class Worker {
   uint16_t burst_;
   const std::atomic<bool>& stop_;
   IdleBackoff idle_;
+  RxInterrupts interrupts_;
 };
 
 }  // namespace hvswitch

@@ -2,6 +2,11 @@
 
 #include <rte_errno.h>
 #include <rte_malloc.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -18,9 +23,32 @@ absl::StatusOr<std::unique_ptr<WorkerQuiescence>> WorkerQuiescence::Create(
     return absl::InternalError(absl::StrCat("rte_rcu_qsbr_init: ", rte_strerror(rte_errno)));
   }
   for (uint32_t id = 0; id < max_workers; ++id) rte_rcu_qsbr_thread_register(qsbr, id);
-  return std::unique_ptr<WorkerQuiescence>(new WorkerQuiescence(qsbr));
+  std::unique_ptr<WorkerQuiescence> quiescence(new WorkerQuiescence(qsbr));
+  for (uint32_t id = 0; id < max_workers && id < kMaxWorkers; ++id) {
+    quiescence->wake_fds_[id] = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (quiescence->wake_fds_[id] < 0) {
+      return absl::InternalError(absl::StrCat("eventfd: ", strerror(errno)));
+    }
+    quiescence->nb_workers_ = id + 1;
+  }
+  return quiescence;
 }
 
-WorkerQuiescence::~WorkerQuiescence() { rte_free(qsbr_); }
+WorkerQuiescence::~WorkerQuiescence() {
+  for (int fd : wake_fds_) {
+    if (fd >= 0) close(fd);
+  }
+  rte_free(qsbr_);
+}
+
+void WorkerQuiescence::WakeBlocked() {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  for (uint32_t id = 0; id < nb_workers_; ++id) {
+    if (!blocked_[id].load(std::memory_order_relaxed)) continue;
+    const uint64_t one = 1;
+    // Nonblocking: a full counter (never, in practice) has rung already.
+    [[maybe_unused]] ssize_t n = write(wake_fds_[id], &one, sizeof(one));
+  }
+}
 
 }  // namespace hvswitch

@@ -126,7 +126,7 @@ class Daemon:
         args.append(f"--eal={eal} --file-prefix=hvs-e2e-{os.getpid()}-{id(self)}")
         self.ctl_socket = os.path.join(self.dir, "hvswitch.ctl")
         args.append(f"--ctl_socket={self.ctl_socket}")
-        # HVS_IDLE: the tests run with --idle=poll or sleep instead of the default.
+        # HVS_IDLE: the tests run with --idle=poll, sleep or interrupt instead of the default.
         if os.environ.get("HVS_IDLE"):
             args.append(f"--idle={os.environ['HVS_IDLE']}")
         args += list(extra)

@@ -51,7 +51,10 @@ BridgeSnapshot Counters() {
     core[CoreCounter::kLearnQueueDrops] = 5 * cpu;
     core[CoreCounter::kSleepCycles] = 120000 * cpu;
     core[CoreCounter::kWakeupsTimer] = 7 * cpu;
+    core[CoreCounter::kWakeupsInterrupt] = 2 * cpu;
+    core[CoreCounter::kWakeupsControl] = cpu;
     core.max_sleep_ns = cpu == 1 ? 250000 : 0;  // core 3 polls
+    core.mode = cpu == 1 ? IdleMode::kSleep : IdleMode::kPoll;
     snap.cores.push_back(core);
   }
   snap[SwitchStat::kFdbEntries] = 3001;
@@ -299,14 +302,16 @@ TEST_F(ControlGoldenTest, StatsAndPmd) {
        R"j("size_le":256}],"busy_cycles":900000,"busy_percent":75.0,"core":1,)j"
        R"j("cycles_per_packet":225.0,"idle_cycles":300000,"idle_mode":"sleep",)j"
        R"j("loop_cycles_per_packet":300.0,"max_sleep_us":250.0,"mean_burst":31.746031746031747,)j"
-       R"j("packets":4000,"sleep_percent":10.0,"wakeups":7},)j"
+       R"j("packets":4000,"sleep_percent":10.0,"wakeups":10,)j"
+       R"j("wakeups_by_cause":{"control":1,"interrupt":2,"timer":7}},)j"
        R"j({"bursts":[{"count":30,"size_le":1},{"count":31,"size_le":2},)j"
        R"j({"count":32,"size_le":4},{"count":33,"size_le":8},{"count":34,"size_le":16},)j"
        R"j({"count":35,"size_le":32},{"count":36,"size_le":64},{"count":37,"size_le":128},)j"
        R"j({"count":38,"size_le":256}],"busy_cycles":2700000,"busy_percent":75.0,"core":3,)j"
        R"j("cycles_per_packet":225.0,"idle_cycles":900000,"idle_mode":"poll",)j"
        R"j("loop_cycles_per_packet":300.0,"max_sleep_us":0.0,"mean_burst":39.21568627450981,)j"
-       R"j("packets":12000,"sleep_percent":10.0,"wakeups":21}],"ok":true})j"},
+       R"j("packets":12000,"sleep_percent":10.0,"wakeups":30,)j"
+       R"j("wakeups_by_cause":{"control":3,"interrupt":6,"timer":21}}],"ok":true})j"},
       {"pmd x",
        R"j({"error":"pmd","ok":false})j"},
   });

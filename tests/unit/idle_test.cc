@@ -95,5 +95,28 @@ TEST(PortTableTest, AWorkersLongestSleepIsTheSmallestOfItsRingsAndTheMaximum) {
   EXPECT_EQ(table.max_sleep_ns[1], 0u);
 }
 
+TEST(PortTableTest, AWorkerBlocksOnlyWhenEveryQueueItPollsInterrupts) {
+  PortTable table;
+  table.Configure(std::vector<PortSpec>(3));
+  table.idle_max_ns = kMax;
+  table.ports[0].rx_interrupts = true;  // vhost-user
+  table.ports[1].rx_interrupts = true;
+  table.ports[2].rx_interrupts = false;  // memif
+  table.rx[0] = {{0, 0, 0}, {1, 1, 0}};
+  table.rx[1] = {{1, 1, 1}, {2, 2, 0}};
+  table.Seal();
+  EXPECT_EQ(table.blocks, 0u);  // --idle=sleep
+  EXPECT_EQ(table.WorkerIdle(0), IdleMode::kSleep);
+  table.idle_interrupt = true;
+  table.Seal();
+  EXPECT_EQ(table.WorkerIdle(0), IdleMode::kInterrupt);
+  EXPECT_EQ(table.WorkerIdle(1), IdleMode::kSleep);  // memif has no receive interrupts
+  EXPECT_EQ(table.WorkerIdle(2), IdleMode::kInterrupt);  // polls nothing: waits for news
+  table.ports[0].rx_hold_ns = 0;  // a ring that cannot wait at all: polled
+  table.Seal();
+  EXPECT_EQ(table.WorkerIdle(0), IdleMode::kPoll);
+  EXPECT_EQ(table.blocks, uint64_t{0xfffc});  // workers 2-15 of kMaxWorkers
+}
+
 }  // namespace
 }  // namespace hvswitch

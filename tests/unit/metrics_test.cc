@@ -53,7 +53,10 @@ BridgeSnapshot TwoPorts() {
     core[CoreCounter::kLearnQueueDrops] = 36 * cpu;
     core[CoreCounter::kSleepCycles] = 40 * cpu;
     core[CoreCounter::kWakeupsTimer] = 3 * cpu;
+    core[CoreCounter::kWakeupsInterrupt] = 5 * cpu;
+    core[CoreCounter::kWakeupsControl] = cpu;
     core.max_sleep_ns = cpu == 1 ? 250000 : 0;  // core 2 polls
+    core.mode = cpu == 1 ? IdleMode::kInterrupt : IdleMode::kPoll;
     snap.cores.push_back(core);
   }
   FillSwitchStats(snap);
@@ -306,17 +309,23 @@ constexpr const char* kExposition[] = {
     R"x(# TYPE hvswitch_core_packets_total counter)x",
     R"x(hvswitch_core_packets_total{core="1"} 70)x",
     R"x(hvswitch_core_packets_total{core="2"} 140)x",
-    R"x(# HELP hvswitch_core_sleep_seconds_total Time a worker core slept between rounds )x"
-      R"x(that found nothing (--idle=sleep); the CPU it gave back to the host.)x",
+    R"x(# HELP hvswitch_core_sleep_seconds_total Time a worker core slept or blocked )x"
+      R"x(between rounds that found nothing (--idle=sleep or interrupt); the CPU it gave )x"
+      R"x(back to the host.)x",
     R"x(# TYPE hvswitch_core_sleep_seconds_total counter)x",
     R"x(hvswitch_core_sleep_seconds_total{core="1"} 10)x",
     R"x(hvswitch_core_sleep_seconds_total{core="2"} 20)x",
     R"x(# HELP hvswitch_core_wakeups_total Times a worker core woke from a sleep, by cause )x"
       R"x((timer: the sleep ran out; a worker wakes every --idle_max_us at most while the )x"
-      R"x(host is quiet).)x",
+      R"x(host is quiet; interrupt: a receive queue raised one, with --idle=interrupt; )x"
+      R"x(control: the control thread rang, with a new port table or to stop).)x",
     R"x(# TYPE hvswitch_core_wakeups_total counter)x",
     R"x(hvswitch_core_wakeups_total{core="1",cause="timer"} 3)x",
     R"x(hvswitch_core_wakeups_total{core="2",cause="timer"} 6)x",
+    R"x(hvswitch_core_wakeups_total{core="1",cause="interrupt"} 5)x",
+    R"x(hvswitch_core_wakeups_total{core="2",cause="interrupt"} 10)x",
+    R"x(hvswitch_core_wakeups_total{core="1",cause="control"} 1)x",
+    R"x(hvswitch_core_wakeups_total{core="2",cause="control"} 2)x",
     R"x(# HELP hvswitch_core_rx_burst_size Frames per receive call that returned any, per )x"
       R"x(worker core. Mostly 1-4 with a busy core means small bursts from the peers; at )x"
       R"x(--burst the core is behind.)x",
@@ -347,12 +356,16 @@ constexpr const char* kExposition[] = {
     R"x(hvswitch_core_rx_burst_size_bucket{core="2",le="+Inf"} 54)x",
     R"x(# HELP hvswitch_core_idle_mode What a worker core does between rounds that find )x"
       R"x(nothing: 1 for its mode now (poll: spins; sleep: sleeps up to )x"
-      R"x(hvswitch_core_sleep_max_seconds), 0 for the others.)x",
+      R"x(hvswitch_core_sleep_max_seconds; interrupt: sleeps, then blocks until a receive )x"
+      R"x(interrupt), 0 for the others. --idle=interrupt shows sleep on a core polling a )x"
+      R"x(device without receive interrupts.)x",
     R"x(# TYPE hvswitch_core_idle_mode gauge)x",
     R"x(hvswitch_core_idle_mode{core="1",mode="poll"} 0)x",
-    R"x(hvswitch_core_idle_mode{core="1",mode="sleep"} 1)x",
+    R"x(hvswitch_core_idle_mode{core="1",mode="sleep"} 0)x",
+    R"x(hvswitch_core_idle_mode{core="1",mode="interrupt"} 1)x",
     R"x(hvswitch_core_idle_mode{core="2",mode="poll"} 1)x",
     R"x(hvswitch_core_idle_mode{core="2",mode="sleep"} 0)x",
+    R"x(hvswitch_core_idle_mode{core="2",mode="interrupt"} 0)x",
     R"x(# HELP hvswitch_core_sleep_max_seconds A worker core's longest sleep: )x"
       R"x(--idle_max_us, or less where a device receive ring it polls would fill sooner at )x"
       R"x(line rate; 0 while it polls.)x",

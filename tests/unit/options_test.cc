@@ -244,7 +244,14 @@ TEST(OptionsTest, IdleModeAndLongestSleep) {
   EXPECT_EQ(back->idle, IdleMode::kPoll);
   EXPECT_EQ(back->idle_max_us, 100u);
   EXPECT_TRUE(back->idle_max_us_given);
-  EXPECT_THAT(Parse({"--idle=spin"}).status().message(), HasSubstr("poll or sleep"));
+  o = Parse({"--idle=interrupt"});
+  ASSERT_TRUE(o.ok());
+  EXPECT_EQ(o->idle, IdleMode::kInterrupt);
+  back = ParseConfigText(ConfigText(*o), "saved.conf");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->idle, IdleMode::kInterrupt);
+  EXPECT_THAT(Parse({"--idle=spin"}).status().message(),
+              HasSubstr("poll, sleep or interrupt, not 'spin'"));
   EXPECT_THAT(Parse({"--idle_max_us=0"}).status().message(), HasSubstr("from 1 to 100000"));
 }
 

@@ -75,8 +75,14 @@ absl::Status Port::Start(const std::string& devargs, rte_mempool* pool) {
     if (!status.ok()) return status;
     rc = rte_eth_dev_start(eth_port_);
   }
-  // A device without the receive interrupt operations (memif, rings) answers ENOTSUP.
-  rx_interrupts_ = conf.intr_conf.rxq && rte_eth_dev_rx_intr_disable(eth_port_, 0) == 0;
+  // Receive interrupts where the device switches them (vhost-user, NICs, net_hvs_tap), or
+  // where its queues have event fds that fire whenever frames come (DPDK's net_tap has no
+  // switch: ENOTSUP). memif and rings have neither.
+  if (conf.intr_conf.rxq) {
+    const int rc = rte_eth_dev_rx_intr_disable(eth_port_, 0);
+    rx_interrupts_ =
+        rc == 0 || (rc == -ENOTSUP && rte_eth_dev_rx_intr_ctl_q_get_fd(eth_port_, 0) >= 0);
+  }
   // A port that reconnects (a memif client whose server is not there yet) is started
   // again later (Reconnect).
   if (rc != 0 && !reconnect_.enabled) return PortError(spec_, "cannot start device", rc);

@@ -8,6 +8,8 @@
 // allowed here, for this file only, with the driver SDK headers of DPDK 22.11.11 that
 // Debian's libdpdk-dev does not install (dpdk_sdk/).
 #define ALLOW_INTERNAL_API 1
+// The interrupt instance accessors (receive interrupts) are still experimental in 22.11.
+#define ALLOW_EXPERIMENTAL_API 1
 
 #include "ports/host_tap/host_tap_pmd.h"
 
@@ -440,6 +442,39 @@ void SetStarted(rte_eth_dev* dev, bool started) {
   UpdateLink(dev, 0);
 }
 
+// Receive interrupts (intr_conf.rxq): each queue's descriptor is its event fd, readable
+// while the kernel holds a frame for it. EXT: the EAL reads nothing from it when it fires
+// (a read would take a frame); registered edge-triggered, each new frame fires once.
+void UninstallRxInterrupts(rte_eth_dev* dev) {
+  if (dev->intr_handle == nullptr) return;
+  rte_intr_vec_list_free(dev->intr_handle);
+  rte_intr_instance_free(dev->intr_handle);
+  dev->intr_handle = nullptr;
+}
+
+int InstallRxInterrupts(rte_eth_dev* dev) {
+  const uint16_t n = dev->data->nb_rx_queues;
+  rte_intr_handle* handle = rte_intr_instance_alloc(RTE_INTR_INSTANCE_F_PRIVATE);
+  if (handle == nullptr) return -ENOMEM;
+  dev->intr_handle = handle;
+  bool ok = rte_intr_type_set(handle, RTE_INTR_HANDLE_EXT) == 0 &&
+            rte_intr_efd_counter_size_set(handle, 0) == 0 &&
+            rte_intr_vec_list_alloc(handle, nullptr, n) == 0;
+  for (uint16_t q = 0; ok && q < n; ++q) {
+    ok = rte_intr_vec_list_index_set(handle, q, RTE_INTR_VEC_RXTX_OFFSET + q) == 0 &&
+         rte_intr_efds_index_set(handle, q, Priv(dev).rxq[q].fd) == 0;
+  }
+  ok = ok && rte_intr_nb_efd_set(handle, n) == 0 && rte_intr_max_intr_set(handle, n + 1) == 0;
+  if (!ok) {
+    UninstallRxInterrupts(dev);
+    return -ENOMEM;
+  }
+  return 0;
+}
+
+// A queue's descriptor fires whenever a frame comes: nothing to turn on or off.
+int RxInterruptSwitch(rte_eth_dev*, uint16_t) { return 0; }
+
 int Start(rte_eth_dev* dev) {
   Private& p = Priv(dev);
   const absl::Status status = p.kernel->Start(p.rx_csum, p.rx_tso);
@@ -447,12 +482,19 @@ int Start(rte_eth_dev* dev) {
     RTE_LOG(ERR, PMD, "%s: %s\n", dev->data->name, status.ToString().c_str());
     return -EIO;
   }
+  if (dev->data->dev_conf.intr_conf.rxq) {
+    if (const int rc = InstallRxInterrupts(dev); rc != 0) {
+      p.kernel->Stop();
+      return rc;
+    }
+  }
   SetStarted(dev, true);
   return 0;
 }
 
 int Stop(rte_eth_dev* dev) {
   Priv(dev).kernel->Stop();
+  UninstallRxInterrupts(dev);
   SetStarted(dev, false);
   return 0;
 }
@@ -649,6 +691,8 @@ const eth_dev_ops kOps = [] {
   ops.rx_queue_setup = RxQueueSetup;
   ops.rx_queue_release = RxQueueRelease;
   ops.tx_queue_setup = TxQueueSetup;
+  ops.rx_queue_intr_enable = RxInterruptSwitch;
+  ops.rx_queue_intr_disable = RxInterruptSwitch;
   return ops;
 }();
 

@@ -5,6 +5,9 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include <array>
+#include <cerrno>
+
 namespace hvswitch {
 
 RxInterrupts::~RxInterrupts() {
@@ -49,7 +52,9 @@ bool RxInterrupts::Arm(const PortTable& table, uint16_t worker) {
   }
   if (refused_) return false;
   for (const RxQueueRef& q : table.rx[worker]) {
-    if (rte_eth_dev_rx_intr_enable(q.eth_port, q.queue) != 0) {
+    // ENOTSUP: a device whose event fds fire whenever frames come (net_tap).
+    const int rc = rte_eth_dev_rx_intr_enable(q.eth_port, q.queue);
+    if (rc != 0 && rc != -ENOTSUP) {
       Disarm();
       return false;
     }

@@ -386,6 +386,9 @@ void Bridge::FollowLinks(ControlClock::time_point now) {
   }
   datapath_.up_mask.store(mask, std::memory_order_relaxed);
   known_up_ = mask;
+  // A vhost-user guest that connected had its notifications turned off by the vhost PMD:
+  // a worker blocked on its kicks would not hear of its frames. Woken, it arms again.
+  if ((mask & ~old_mask) != 0) quiescence_->WakeBlocked();
   // A port that went down forgets its MACs (and its lock) at once; reconnecting memif
   // clients, which may take a while, comes after.
   for (uint64_t changed = mask ^ old_mask; changed != 0; changed &= changed - 1) {

@@ -63,15 +63,19 @@ import idle_latency  # noqa: E402  (probe_setup)
 import loopback  # noqa: E402  (metrics_text, cleanup)
 
 
+DROPS = {"hvswitch_port_receive_drop_total": "rx", "hvswitch_port_transmit_drop_total": "tx"}
+
+
 def switch_counters(sw):
-    """hvswitch's worker totals (idle_cpu.core_totals) and its frames dropped (every port,
-    receive and transmit, every reason)."""
+    """hvswitch's worker totals (idle_cpu.core_totals) and its frames dropped, by
+    "PORT/rx|tx/REASON" (its receive and transmit drop counters)."""
     metrics = harness.parse_metrics(loopback.metrics_text(sw.metrics_port))
-    out = idle_cpu.core_totals(metrics)
-    out["drops"] = sum(v for (name, _), v in metrics.items()
-                       if name in ("hvswitch_port_receive_drop_total",
-                                   "hvswitch_port_transmit_drop_total"))
-    return out
+    drops = {}
+    for (name, labels), v in metrics.items():
+        if name in DROPS:
+            label = dict(labels)
+            drops[f"{label.get('port')}/{DROPS[name]}/{label.get('reason')}"] = v
+    return idle_cpu.core_totals(metrics), drops
 
 
 def on_period(guest, args):
@@ -88,14 +92,17 @@ def duty_run(mode, args):
     cycles = max(1, round(args.seconds / (args.on + args.off)))
     with idle_latency.probe_setup(mode, args) as (sw, guest):
         pid = sw.proc.pid
-        cpu0, core0, t0 = idle_cpu.thread_cpu(pid), switch_counters(sw), time.monotonic()
+        cpu0, (core0, drops0), t0 = (idle_cpu.thread_cpu(pid), switch_counters(sw),
+                                     time.monotonic())
         periods = []
         for _ in range(cycles):
             periods.append(on_period(guest, args))
             time.sleep(args.off)  # nothing from the guest meanwhile: it only polls
-        cpu1, core1, elapsed = idle_cpu.thread_cpu(pid), switch_counters(sw), time.monotonic() - t0
+        cpu1, (core1, drops1), elapsed = (idle_cpu.thread_cpu(pid), switch_counters(sw),
+                                          time.monotonic() - t0)
     worker, others = idle_cpu.split_cpu(cpu0, cpu1, idle_cpu.HVSWITCH_WORKER)
     d = {k: core1[k] - core0[k] for k in core0}
+    drops = {k: v - drops0.get(k, 0) for k, v in drops1.items() if v > drops0.get(k, 0)}
     sent = sum(p["sent"] for p in periods)
     # A probe later than the 200 ms hvs_guest waits after a run's last send is "foreign"
     # to the next run (the first run's foreign ones are the warm-up's).
@@ -104,7 +111,8 @@ def duty_run(mode, args):
         "sent": sent,
         "lost": sent - sum(p["received"] for p in periods) - late,
         "late": late,
-        "drops": d["drops"],
+        "drops": sum(drops.values()),
+        "drop_reasons": drops,
         "refused": sum(p["offered"] - p["sent"] for p in periods),
         "on_pct": 100 * sum(p["seconds"] for p in periods) / elapsed,
         # busy + idle cycles cover the worker's whole loop, sleeps included.
@@ -134,7 +142,7 @@ def print_summary(runs, modes, args):
           + f" {'CPU/on':>6} {'CPU/poll':>8}")
     poll_cpu = statistics.median(r["worker_pct"] for r in runs["poll"]) if "poll" in runs else None
     for mode in modes:
-        med = {k: statistics.median(r[k] for r in runs[mode]) for k in runs[mode][0]}
+        med = {k: statistics.median(r[k] for r in runs[mode]) for k, _, _, _ in COLUMNS}
         for total in ("lost", "late", "drops", "refused"):
             med[total] = sum(r[total] for r in runs[mode])
         line = " ".join(f"{med[k]:{w}.{p}f}" for k, _, w, p in COLUMNS)
@@ -177,7 +185,9 @@ def main():
                 result = duty_run(mode, args)
                 runs[mode].append(result)
                 print(f"round {r} {mode:10} " + "  ".join(
-                    f"{k} {v:.{p}f}" for k, _, _, p in COLUMNS for v in [result[k]]), flush=True)
+                    f"{k} {v:.{p}f}" for k, _, _, p in COLUMNS for v in [result[k]])
+                    + "".join(f"  drops {k} {v:.0f}" for k, v in result["drop_reasons"].items()),
+                    flush=True)
     finally:
         loopback.cleanup()
     print_summary(runs, modes, args)

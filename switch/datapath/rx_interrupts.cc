@@ -16,19 +16,19 @@ RxInterrupts::~RxInterrupts() {
 }
 
 bool RxInterrupts::Register(const PortTable& table, uint16_t worker) {
-  if (epfd_ < 0) {
-    epfd_ = epoll_create1(EPOLL_CLOEXEC);
-    if (epfd_ < 0) return false;
-    wake_event_.epdata.event = EPOLLIN;
-    if (rte_epoll_ctl(epfd_, EPOLL_CTL_ADD, wake_fd_, &wake_event_) != 0) {
-      close(epfd_);
-      epfd_ = -1;
-      return false;
-    }
-  }
   table_ = &table;
   worker_ = worker;
   refused_ = false;
+  if (epfd_ < 0) {
+    epfd_ = epoll_create1(EPOLL_CLOEXEC);
+    wake_event_.epdata.event = EPOLLIN;
+    if (epfd_ < 0 || rte_epoll_ctl(epfd_, EPOLL_CTL_ADD, wake_fd_, &wake_event_) != 0) {
+      if (epfd_ >= 0) close(epfd_);
+      epfd_ = -1;
+      refused_ = true;  // with this table; tried again with the next
+      return false;
+    }
+  }
   for (const RxQueueRef& q : table.rx[worker]) {
     const int rc = rte_eth_dev_rx_intr_ctl_q(q.eth_port, q.queue, epfd_, RTE_INTR_EVENT_ADD,
                                              nullptr);

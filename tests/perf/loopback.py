@@ -614,7 +614,7 @@ def parse_args(argv=None):
     ap.add_argument("--descriptors", type=int, default=1024)
     ap.add_argument("--tx-flush-us", type=int, default=0)
     ap.add_argument("--fdb-aging", type=int, default=300, help="hvswitch --fdb_aging")
-    ap.add_argument("--idle", default="sleep", choices=["poll", "sleep"],
+    ap.add_argument("--idle", default="sleep", choices=["poll", "sleep", "interrupt"],
                     help="hvswitch --idle (what its worker does between empty rounds)")
     ap.add_argument("--guest-burst", type=int, default=32)
     ap.add_argument("--seed", type=int, default=8, help="bursts the guest seeds the loop with")

@@ -95,6 +95,23 @@ TEST(PortTableTest, AWorkersLongestSleepIsTheSmallestOfItsRingsAndTheMaximum) {
   EXPECT_EQ(table.max_sleep_ns[1], 0u);
 }
 
+TEST(WorkerCountersTest, SleepIncludesABlockInProgressAndNeverGoesBack) {
+  WorkerCounters counters;
+  counters[CoreCounter::kSleepCycles].Add(100);
+  EXPECT_EQ(counters.SleptCycles(1000), 100u);
+  counters.blocked_since.store(1000);  // blocked at TSC 1000
+  EXPECT_EQ(counters.SleptCycles(1500), 600u);
+  EXPECT_EQ(counters.SleptCycles(1200), 600u);  // an earlier TSC read later: not less
+  // Between the block's end and its time added a reader sees neither part.
+  counters.blocked_since.store(0);
+  EXPECT_EQ(counters.SleptCycles(2000), 600u);
+  counters[CoreCounter::kSleepCycles].Add(1000);  // the block lasted 1000
+  EXPECT_EQ(counters.SleptCycles(2000), 1100u);
+  counters.blocked_since.store(3000);
+  counters.EndBlock(500);
+  EXPECT_EQ(counters.SleptCycles(9000), 1600u);
+}
+
 TEST(PortTableTest, AWorkerBlocksOnlyWhenEveryQueueItPollsInterrupts) {
   PortTable table;
   table.Configure(std::vector<PortSpec>(3));

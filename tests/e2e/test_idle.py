@@ -150,9 +150,10 @@ class IdleTest(unittest.TestCase):
                 guests["a"].send(B, A, 10)
                 wait_flow(guests["b"], A, B, 10 * (i + 1))
             self.assertIsNone(sw.proc.poll())
+            # Each removal came after 0.2 s of quiet, to a blocked worker: it was rung.
             self.assertGreaterEqual(
                 sw.value("hvswitch_core_wakeups_total", core="1", cause="control") - control,
-                40)  # every publication rang it
+                20)
             self.assertEqual(sw.value("hvswitch_core_idle_mode", core="1", mode="interrupt"), 1)
             self.assertEqual(port_drops(sw, ("a", "b")), {})
         finally:

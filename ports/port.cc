@@ -79,9 +79,9 @@ absl::Status Port::Start(const std::string& devargs, rte_mempool* pool) {
   // where its queues have event fds that fire whenever frames come (DPDK's net_tap has no
   // switch: ENOTSUP). memif and rings have neither.
   if (conf.intr_conf.rxq) {
-    const int rc = rte_eth_dev_rx_intr_disable(eth_port_, 0);
-    rx_interrupts_ =
-        rc == 0 || (rc == -ENOTSUP && rte_eth_dev_rx_intr_ctl_q_get_fd(eth_port_, 0) >= 0);
+    const int switched = rte_eth_dev_rx_intr_disable(eth_port_, 0);
+    rx_interrupts_ = switched == 0 || (switched == -ENOTSUP &&
+                                       rte_eth_dev_rx_intr_ctl_q_get_fd(eth_port_, 0) >= 0);
   }
   // A port that reconnects (a memif client whose server is not there yet) is started
   // again later (Reconnect).

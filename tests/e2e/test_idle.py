@@ -47,6 +47,20 @@ def port_drops(sw, ports):
     return out
 
 
+def quiet_spell(sw, tids, seconds=3):
+    """`seconds` with nothing sent: the worker threads' CPU seconds, the seconds elapsed,
+    and what core 1 counted meanwhile: seconds slept, timer wake-ups."""
+    def timer():
+        return sw.value("hvswitch_core_wakeups_total", core="1", cause="timer") or 0
+    before, start = cpu_seconds(sw.proc.pid, tids), time.monotonic()
+    slept_before = sw.value("hvswitch_core_sleep_seconds_total", core="1") or 0
+    timer_before = timer()
+    time.sleep(seconds)
+    used, elapsed = cpu_seconds(sw.proc.pid, tids) - before, time.monotonic() - start
+    slept = sw.value("hvswitch_core_sleep_seconds_total", core="1") - slept_before
+    return used, elapsed, slept, timer() - timer_before
+
+
 class IdleTest(unittest.TestCase):
     def test_an_idle_worker_sleeps_and_then_forwards_every_frame(self):
         sw, guests = start_bridge([("a", "vhost-user", ""), ("b", "memif", "")])
@@ -54,14 +68,10 @@ class IdleTest(unittest.TestCase):
             tids = worker_threads(sw.proc.pid)
             self.assertEqual(len(tids), 1, "one worker thread")
             time.sleep(0.5)  # link-up and learning settle
-            before, start = cpu_seconds(sw.proc.pid, tids), time.monotonic()
-            slept_before = sw.value("hvswitch_core_sleep_seconds_total", core="1") or 0
-            time.sleep(3)
-            used, elapsed = cpu_seconds(sw.proc.pid, tids) - before, time.monotonic() - start
+            used, elapsed, slept, _ = quiet_spell(sw, tids)
             print(f"idle worker: {used:.2f} s of CPU in {elapsed:.2f} s", flush=True)
             # Polling would use all of it; a sleeping worker a few per cent.
             self.assertLess(used, 0.25 * elapsed)
-            slept = sw.value("hvswitch_core_sleep_seconds_total", core="1") - slept_before
             self.assertGreater(slept, 0.5 * elapsed)
             self.assertGreater(sw.value("hvswitch_core_wakeups_total", core="1", cause="timer"), 0)
             self.assertEqual(sw.value("hvswitch_core_idle_mode", core="1", mode="sleep"), 1)
@@ -88,20 +98,14 @@ class IdleTest(unittest.TestCase):
             tids = worker_threads(sw.proc.pid)
             time.sleep(0.5)
             self.assertEqual(sw.value("hvswitch_core_idle_mode", core="1", mode="interrupt"), 1)
-            before, start = cpu_seconds(sw.proc.pid, tids), time.monotonic()
-            timer = sw.value("hvswitch_core_wakeups_total", core="1", cause="timer")
-            slept_before = sw.value("hvswitch_core_sleep_seconds_total", core="1")
-            time.sleep(3)
-            used, elapsed = cpu_seconds(sw.proc.pid, tids) - before, time.monotonic() - start
+            used, elapsed, slept, timer_wakeups = quiet_spell(sw, tids)
             print(f"blocked worker: {used:.2f} s of CPU in {elapsed:.2f} s", flush=True)
             # Sleeping costs this VM ~6 %; blocked, the worker does not run at all.
             self.assertLess(used, 0.03 * elapsed)
             # Blocked, not sleeping: its time counts as slept while the block lasts, and
             # the timer does not wake it (a few wake-ups at most, from frames at start).
-            slept = sw.value("hvswitch_core_sleep_seconds_total", core="1") - slept_before
             self.assertGreater(slept, 0.5 * elapsed)
-            self.assertLess(sw.value("hvswitch_core_wakeups_total", core="1", cause="timer")
-                            - timer, 100)
+            self.assertLess(timer_wakeups, 100)
             interrupts = sw.value("hvswitch_core_wakeups_total", core="1", cause="interrupt")
             for round in range(1, 4):
                 guests["a"].send(B, A, 200)

@@ -155,17 +155,11 @@ def print_summary(runs, modes, args):
 
 def parse_args():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--kind", choices=["vhost-user", "memif"], default="vhost-user")
-    ap.add_argument("--modes", default="poll,sleep,interrupt", help="hvswitch --idle modes")
-    ap.add_argument("--rounds", type=int, default=3)
+    idle_latency.add_probe_args(ap, rounds=3)
     ap.add_argument("--seconds", type=float, default=60, help="per run: on/off cycles")
     ap.add_argument("--on", type=float, default=1.0)
     ap.add_argument("--off", type=float, default=1.0)
     ap.add_argument("--rate", type=float, default=100000, help="frames/s while on")
-    ap.add_argument("--size", type=int, default=64, help="with the FCS (RFC 2544)")
-    ap.add_argument("--switch-cpu", type=int, default=os.cpu_count() - 1)
-    ap.add_argument("--guest-cpu", type=int, default=0)
-    ap.add_argument("--hvswitch-args", default="", help="more hvswitch options")
     args = ap.parse_args()
     args.frame = args.size - 4  # probe_setup's warm-up probes; hvs_guest sizes lack the FCS
     return args
@@ -180,14 +174,13 @@ def main():
     signal.alarm(int(2 * args.rounds * len(modes) * (args.seconds * 1.5 + 60) + 120))
     runs = {m: [] for m in modes}
     try:
-        for r in range(args.rounds):
-            for mode in modes if r % 2 == 0 else reversed(modes):
-                result = duty_run(mode, args)
-                runs[mode].append(result)
-                print(f"round {r} {mode:10} " + "  ".join(
-                    f"{k} {v:.{p}f}" for k, _, _, p in COLUMNS for v in [result[k]])
-                    + "".join(f"  drops {k} {v:.0f}" for k, v in result["drop_reasons"].items()),
-                    flush=True)
+        for r, mode in loopback.turns(modes, args.rounds):
+            result = duty_run(mode, args)
+            runs[mode].append(result)
+            print(f"round {r} {mode:10} " + "  ".join(
+                f"{k} {v:.{p}f}" for k, _, _, p in COLUMNS for v in [result[k]])
+                + "".join(f"  drops {k} {v:.0f}" for k, v in result["drop_reasons"].items()),
+                flush=True)
     finally:
         loopback.cleanup()
     print_summary(runs, modes, args)

@@ -187,12 +187,11 @@ def main():
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     names = entries(args)
     runs = {m: [] for m in names}
-    for r in range(args.rounds):
-        for name in names if r % 2 == 0 else reversed(names):
-            result = measure(name, args)
-            runs[name].append(result)
-            print(f"round {r} {name:8} " + "  ".join(f"{k} {v:.2f}" for k, v in result.items()),
-                  flush=True)
+    for r, name in loopback.turns(names, args.rounds):
+        result = measure(name, args)
+        runs[name].append(result)
+        print(f"round {r} {name:8} " + "  ".join(f"{k} {v:.2f}" for k, v in result.items()),
+              flush=True)
     print(f"\nmedians over {args.rounds} rounds of {args.seconds:.0f} s, guests "
           f"{' + '.join(args.ports)} attached, no traffic:")
     print(f"{'mode':8} {'worker CPU %':>12} {'other threads %':>15} {'slept %':>8} "

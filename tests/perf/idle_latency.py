@@ -165,23 +165,28 @@ def budget(args, modes):
     return int(3 * args.rounds * len(modes) * per_run + 300)
 
 
-def parse_args():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def add_probe_args(ap, rounds):
+    """The options of a run of the probe set-up per --idle mode (here and duty_cycle.py)."""
     ap.add_argument("--kind", choices=["vhost-user", "memif"], default="vhost-user")
     ap.add_argument("--modes", default="poll,sleep,interrupt", help="hvswitch --idle modes")
-    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=rounds)
+    ap.add_argument("--size", type=int, default=64, help="with the FCS (RFC 2544)")
+    ap.add_argument("--switch-cpu", type=int, default=os.cpu_count() - 1)
+    ap.add_argument("--guest-cpu", type=int, default=0)
+    ap.add_argument("--hvswitch-args", default="", help="more hvswitch options")
+
+
+def parse_args():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    add_probe_args(ap, rounds=5)
     ap.add_argument("--first-frames", type=int, default=10, help="(a): probes per run, 1 s apart")
     ap.add_argument("--loads", default="0.01,0.1,0.5", help="(b): fractions of saturation")
     ap.add_argument("--seconds", type=float, default=2.0, help="(b): per load")
-    ap.add_argument("--size", type=int, default=64, help="with the FCS (RFC 2544)")
     ap.add_argument("--saturation", type=float, default=0,
                     help="(b): frames/s the loads are fractions of (default: measured)")
     ap.add_argument("--saturation-count", type=int, default=1000000,
                     help="probes of run_round's saturation run, every run")
     ap.add_argument("--parts", default="first,loads", help="which of (a) first, (b) loads")
-    ap.add_argument("--switch-cpu", type=int, default=os.cpu_count() - 1)
-    ap.add_argument("--guest-cpu", type=int, default=0)
-    ap.add_argument("--hvswitch-args", default="", help="more hvswitch options")
     args = ap.parse_args()
     args.loads = [float(x) for x in args.loads.split(",")]
     args.parts = args.parts.split(",")
@@ -199,16 +204,15 @@ def main():
     by_label = {}  # label -> mode -> [answers], one per round
     try:
         rates = saturation_rates(args, modes) if "loads" in args.parts else []
-        for r in range(args.rounds):
-            for mode in modes if r % 2 == 0 else reversed(modes):
-                if "first" in args.parts:
-                    first[mode].append(first_frames(mode, args))
-                    print(f"round {r} {mode:10} first-frames {json.dumps(first[mode][-1])}",
-                          flush=True)
-                if "loads" in args.parts:
-                    for label, answer in loads(mode, args, rates).items():
-                        by_label.setdefault(label, {m: [] for m in modes})[mode].append(answer)
-                        print(f"round {r} {mode:10} {label:10} {json.dumps(answer)}", flush=True)
+        for r, mode in loopback.turns(modes, args.rounds):
+            if "first" in args.parts:
+                first[mode].append(first_frames(mode, args))
+                print(f"round {r} {mode:10} first-frames {json.dumps(first[mode][-1])}",
+                      flush=True)
+            if "loads" in args.parts:
+                for label, answer in loads(mode, args, rates).items():
+                    by_label.setdefault(label, {m: [] for m in modes})[mode].append(answer)
+                    print(f"round {r} {mode:10} {label:10} {json.dumps(answer)}", flush=True)
     finally:
         loopback.cleanup()
     if "first" in args.parts:

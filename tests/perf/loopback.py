@@ -220,6 +220,15 @@ class GuestProcess:
             self.p.wait()
 
 
+def turns(names, rounds):
+    """(round, name) for `rounds` rounds in which the names take turns, the order reversed
+    every other round: this VM changes speed between phases, and only figures taken close
+    together compare."""
+    for r in range(rounds):
+        for name in names if r % 2 == 0 else reversed(names):
+            yield r, name
+
+
 def stop_process(proc):
     """SIGTERM, then SIGKILL if it has not exited within 20 s."""
     if proc.poll() is None:

@@ -12,6 +12,9 @@ set -euo pipefail
 packages=(g++ meson ninja-build pkg-config python3 curl iproute2 procps coreutils
           dpdk dpdk-dev libdpdk-dev libabsl-dev prometheus-cpp-dev nlohmann-json3-dev
           libgtest-dev libgmock-dev libbenchmark-dev
+          # VXLAN tunnels: the underlay's routes and neighbours, and EVPN's FDB entries,
+          # over rtnetlink
+          libmnl-dev
           librte-mempool-ring23 librte-net-vhost23 librte-net-memif23 librte-net-virtio23
           librte-net-ring23 librte-net-tap23 librte-net-af-packet23 librte-net-null23
           librte-net-pcap23
@@ -28,7 +31,10 @@ packages=(g++ meson ninja-build pkg-config python3 curl iproute2 procps coreutil
           # the switch users compare against (tests/perf/ovs.py: loopback.py --against
           # ovs and its perf-smoke test, latency.py, ovs_compare.py): Open vSwitch with
           # DPDK, run as a private instance, never as the system's service
-          openvswitch-switch-dpdk)
+          openvswitch-switch-dpdk
+          # multi-host tests (tests/e2e/test_vxlan.py): FRR's bgpd/zebra for EVPN, the
+          # kernel's VXLAN as a peer (iproute2), Open vSwitch's userspace tunnels
+          frr)
 
 if [ "$(id -u)" -ne 0 ]; then
   echo "install.sh: run as root (apt-get, hugepages)" >&2

@@ -7,14 +7,15 @@
 #include "ports/memif/memif_driver.h"
 #include "ports/port_driver.h"
 #include "ports/vhost_user/vhost_user_driver.h"
+#include "ports/vxlan/vxlan_driver.h"
 
 namespace hvswitch {
 
 std::span<const PortDriver* const> PortDrivers() {
   static const PortDriver* const kAll[] = {&VhostUserDriver(), &MemifDriver(),
                                            &HostTapDriver(), &NetdevDriver(),
-                                           &DpdkDriver()};
-  return kAll;  // help and error order: "vhost-user, memif, host, netdev or dpdk"
+                                           &DpdkDriver(),      &VxlanDriver()};
+  return kAll;  // help and error order: "vhost-user, memif, host, netdev, dpdk or vxlan"
 }
 
 const PortDriver* FindPortDriver(absl::string_view type) {

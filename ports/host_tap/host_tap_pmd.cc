@@ -43,6 +43,7 @@ static_assert(RTE_VER_YEAR == 22 && RTE_VER_MONTH == 11,
               "ports/host_tap/dpdk_sdk/ holds DPDK 22.11's driver headers: replace them with "
               "this DPDK's");
 #include "ports/host_tap/vnet_header.h"
+#include "ports/queue_counter.h"
 
 namespace hvswitch {
 namespace {
@@ -59,14 +60,7 @@ constexpr uint16_t kMaxTxSegs = 64;  // longer chains are dropped (counted)
 // data a flooded copy may share with a device that reads it later.
 constexpr uint32_t kMaxHeaderCopy = 256;
 
-// One writer (the queue's worker), read by the control thread: relaxed loads and stores
-// (a plain add on x86, no lock prefix).
-struct Counter {
-  std::atomic<uint64_t> value;
-  void Add(uint64_t by) { value.store(value.load(std::memory_order_relaxed) + by,
-                                      std::memory_order_relaxed); }
-  uint64_t Get() const { return value.load(std::memory_order_relaxed); }
-};
+using Counter = QueueCounter;
 
 // The driver's own per-queue statistics, beyond packets and bytes.
 #define HOST_TAP_RX_STATS(X)                                                              \

@@ -89,6 +89,12 @@ absl::Status Bridge::Init() {
   std::vector<LearnQueue*> queues;
   for (const auto& queue : learn_queues_) queues.push_back(queue.get());
   learner_ = std::make_unique<Learner>(*fdb_, datapath_, std::move(queues));
+  tunnels_ = std::make_unique<VxlanTunnels>(
+      *quiescence_, [this](int slot, uint16_t vlan, uint64_t mac) {
+        const uint64_t key = mac | (uint64_t{vlan} << 48);
+        uint16_t port = 0;
+        return fdb_->LookupBulk(&key, 1, &port) == 1 && port == slot;
+      });
   // The startup ports are added as hvswitchctl adds ports, before the workers start.
   for (const PortSpec& spec : config_.ports) {
     status = AddPort(spec);
@@ -150,6 +156,15 @@ absl::Status Bridge::AddPort(const PortSpec& spec) {
     Log("port '%s': %d tx queues for %d workers: workers share them under a lock",
         spec.name, dp.nb_txq, workers_.size());
   }
+  if (spec.driver == &VxlanDriver()) {
+    // A tunnel sends on its uplink and receives from it: attached before any worker
+    // sees it.
+    if (absl::Status attached = tunnels_->Attach(slot, port, Uplink(spec, *table));
+        !attached.ok()) {
+      slots_->Close(slot);
+      return attached;
+    }
+  }
   learner_->AddPort(static_cast<uint16_t>(slot), spec);
   Publish(std::move(table));
   Log("port '%s' (%s %s): ready, ethdev %d, mac %s", spec.name, spec.type_name(),
@@ -165,9 +180,15 @@ absl::Status Bridge::RemovePort(absl::string_view name) {
   const int slot = slots_->Find(name);
   if (slot < 0) return absl::NotFoundError(absl::StrCat("no port named '", name, "'"));
   const uint16_t p = static_cast<uint16_t>(slot);
+  if (const std::string tunnel = tunnels_->TunnelOver(slot); !tunnel.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat("port '", name, "' is the uplink of "
+                                                      "vxlan port '", tunnel,
+                                                      "': remove that first"));
+  }
   if (capture_->active() && capture_->port() == p) capture_->Stop();
   // From here on no worker polls the port, sends to it or holds a frame for it.
   Publish(NextTable(slot, nullptr, nullptr));
+  tunnels_->Detach(slot);  // nor does its uplink's demux hand it frames
   learner_->RemovePort(p);
   link_events_->Map(slots_->port(slot)->eth_port(), -1);
   for (std::atomic<uint64_t>* mask :
@@ -184,6 +205,23 @@ absl::Status Bridge::RemovePort(absl::string_view name) {
   slots_->Close(slot);
   Log("port '%s': removed", port_name);
   return absl::OkStatus();
+}
+
+UplinkView Bridge::Uplink(const PortSpec& tunnel, const PortTable& table) {
+  UplinkView view;
+  view.name = ReadVxlanKeys(tunnel).uplink;
+  const int slot = slots_->Find(view.name);
+  if (slot < 0 || slots_->port(slot)->spec().driver == &VxlanDriver()) return view;
+  const Port& uplink = *slots_->port(slot);
+  const DatapathPort& dp = table.ports[slot];
+  view.slot = slot;
+  view.eth_port = uplink.eth_port();
+  view.nb_rxq = uplink.queues().nb_rxq;
+  view.nb_txq = dp.nb_txq;
+  // The workers' own locks for the uplink's queues: a tunnel and the bridge send on them.
+  view.locks = dp.shared_tx ? datapath_.tx_locks[slot].data() : nullptr;
+  view.mtu = uplink.spec().mtu;
+  return view;
 }
 
 std::unique_ptr<PortTable> Bridge::NextTable(int slot, const PortSpec* spec, const Port* port,
@@ -327,6 +365,7 @@ ControlClock::time_point Bridge::Poll() {
     learner_->AgeTick(seconds, config_.fdb_aging_seconds, ControlTimers::kAgeSlices);
   }
   if (due.pools) slots_->FreeReturnedPools();
+  tunnels_->Poll(now);
   return std::min(next, timers_.Next(now, (watched_ & ~known_up_) != 0));
 }
 
@@ -439,6 +478,7 @@ BridgeSnapshot Bridge::Snapshot() const {
                        SwitchStat::kFdbLockedRefused}) {
     snap[s] = learner_->Stat(s);
   }
+  snap.vxlan = tunnels_->Snapshot();
   return snap;
 }
 

@@ -25,6 +25,7 @@
 #include "switch/control/options.h"
 #include "switch/control/packet_capture.h"
 #include "switch/control/port_slots.h"
+#include "switch/control/vxlan_tunnels.h"
 #include "switch/datapath/datapath.h"
 #include "switch/datapath/fdb.h"
 #include "switch/datapath/learn_queue.h"
@@ -125,6 +126,9 @@ class Bridge : public BridgeControl {
   // `polled`: its receive queues go to workers.
   std::unique_ptr<PortTable> NextTable(int slot, const PortSpec* spec, const Port* port,
                                        bool polled = true) const;
+  // The uplink a vxlan port's spec names, as `table` has it (slot -1: no such port, or a
+  // vxlan port itself).
+  UplinkView Uplink(const PortSpec& tunnel, const PortTable& table);
   // A memif client port that is down: started again (it connects only then), at most
   // every second, and not while a handshake may be under way.
   void Reconnect(int slot);
@@ -147,6 +151,7 @@ class Bridge : public BridgeControl {
   std::unique_ptr<PacketCapture> capture_;  // after quiescence_: it waits on it
   std::vector<std::unique_ptr<Worker>> workers_;
   std::unique_ptr<Learner> learner_;
+  std::unique_ptr<VxlanTunnels> tunnels_;  // after quiescence_: it waits on it
   std::unique_ptr<LinkEvents> link_events_;
   uint64_t known_up_ = 0;  // the ports FollowLinks last saw up
   // Guest ports whose device reports no link events (memif): their links, a memory read,

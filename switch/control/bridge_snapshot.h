@@ -10,6 +10,7 @@
 #include "ports/port.h"
 #include "switch/datapath/counters.h"
 #include "switch/datapath/idle_backoff.h"
+#include "switch/control/vxlan_snapshot.h"
 
 namespace hvswitch {
 
@@ -47,6 +48,7 @@ struct BridgeSnapshot {
   std::vector<CoreSnapshot> cores;  // one per worker
   std::array<uint64_t, kSwitchStats> stats{};  // by SwitchStat: FDB, buffers, capture
   uint64_t tsc_hz = 0;  // for counters in TSC cycles exported as seconds
+  VxlanTunnelsSnapshot vxlan;  // the VXLAN tunnels (type=vxlan ports), if any
 
   uint64_t& operator[](SwitchStat s) { return stats[static_cast<size_t>(s)]; }
   uint64_t operator[](SwitchStat s) const { return stats[static_cast<size_t>(s)]; }

@@ -17,6 +17,8 @@
 #include "switch/control/control_policy.h"
 #include "switch/control/options.h"
 #include "switch/control/port_json.h"
+#include "switch/control/vxlan_json.h"
+#include "ports/vxlan/vxlan_driver.h"
 #include "switch/datapath/mac_key.h"
 #include "switch/protocol/atomic_file.h"
 #include "switch/protocol/commands.h"
@@ -210,6 +212,32 @@ json Stats(CommandContext& ctx, const Parsed& p) {
   return {{"ok", true}, {"ports", ports}, {"fdb", FdbStatsJson(snap)}};
 }
 
+// --- vxlan -----------------------------------------------------------------------------
+
+json VxlanShow(CommandContext& ctx, const Parsed&) {
+  json answer = VxlanJson(ctx.bridge.Snapshot().vxlan);
+  answer["ok"] = true;
+  return answer;
+}
+
+// `vxlan add 100,vlan=10,uplink=u,local=10.0.0.1`: the port vxlan100.
+json VxlanAdd(CommandContext& ctx, const Parsed& p) {
+  return AddPort(ctx, ParseVxlanSpec(p.args[0]));
+}
+
+// `vxlan del 100`: the tunnel port of VNI 100, whatever its name.
+json VxlanDel(CommandContext& ctx, const Parsed& p) {
+  uint32_t vni = 0;
+  if (!absl::SimpleAtoi(p.args[0], &vni)) return Error(absl::StrCat("'", p.args[0], "' is not a VNI"));
+  for (const VxlanSnapshot& t : ctx.bridge.Snapshot().vxlan.tunnels) {
+    if (t.vni != vni) continue;
+    Parsed del = p;
+    del.args = {t.port};
+    return PortDel(ctx, del);
+  }
+  return Error(absl::StrCat("no VXLAN tunnel of VNI ", vni));
+}
+
 // Per worker core: what ovs-appctl dpif-netdev/pmd-perf-show tells (busy share, cycles
 // per frame, burst sizes).
 json Pmd(CommandContext& ctx, const Parsed&) {
@@ -359,6 +387,9 @@ constexpr std::array<Handler, kCommandCount> kHandlers = [] {
   on(CommandId::kFdbDel, FdbDel);
   on(CommandId::kStats, Stats);
   on(CommandId::kPmd, Pmd);
+  on(CommandId::kVxlanShow, VxlanShow);
+  on(CommandId::kVxlanAdd, VxlanAdd);
+  on(CommandId::kVxlanDel, VxlanDel);
   on(CommandId::kCaptureStart, CaptureStart);
   on(CommandId::kCaptureStatus, CaptureStatusCommand);
   on(CommandId::kCaptureStop, CaptureStop);

@@ -11,23 +11,8 @@ using prometheus::ClientMetric;
 using prometheus::MetricFamily;
 using prometheus::MetricType;
 
-MetricFamily Family(std::string_view name, std::string_view help, MetricType type) {
-  return MetricFamily{std::string(name), std::string(help), type, {}};
-}
-
 MetricType TypeOf(MetricKind kind) {
   return kind == MetricKind::kGauge ? MetricType::Gauge : MetricType::Counter;
-}
-
-void AddSample(MetricFamily& family, std::vector<ClientMetric::Label> labels, double value) {
-  ClientMetric metric;
-  metric.label = std::move(labels);
-  if (family.type == MetricType::Counter) {
-    metric.counter.value = value;
-  } else {
-    metric.gauge.value = value;
-  }
-  family.metric.push_back(std::move(metric));
 }
 
 // `first` (port=P or core=C) followed by the cell's own labels.
@@ -252,6 +237,21 @@ void AddSwitchStats(const BridgeSnapshot& snap, std::vector<MetricFamily>& out) 
 
 }  // namespace
 
+MetricFamily Family(std::string_view name, std::string_view help, MetricType type) {
+  return MetricFamily{std::string(name), std::string(help), type, {}};
+}
+
+void AddSample(MetricFamily& family, std::vector<ClientMetric::Label> labels, double value) {
+  ClientMetric metric;
+  metric.label = std::move(labels);
+  if (family.type == MetricType::Counter) {
+    metric.counter.value = value;
+  } else {
+    metric.gauge.value = value;
+  }
+  family.metric.push_back(std::move(metric));
+}
+
 std::vector<MetricFamily> RenderMetrics(const BridgeSnapshot& snap) {
   std::vector<MetricFamily> out;
   AddPortCounters(snap, out);
@@ -259,6 +259,7 @@ std::vector<MetricFamily> RenderMetrics(const BridgeSnapshot& snap) {
   AddPortGauges(snap, out);
   AddCores(snap, out);
   AddSwitchStats(snap, out);
+  AddVxlanMetrics(snap.vxlan, out);
   return out;
 }
 

@@ -15,6 +15,15 @@ namespace hvswitch {
 
 std::vector<prometheus::MetricFamily> RenderMetrics(const BridgeSnapshot& snapshot);
 
+// The pieces every family is made of (metrics.cc), and the VXLAN tunnels' families
+// (vxlan_metrics.cc: none without a tunnel).
+prometheus::MetricFamily Family(std::string_view name, std::string_view help,
+                                prometheus::MetricType type);
+void AddSample(prometheus::MetricFamily& family,
+               std::vector<prometheus::ClientMetric::Label> labels, double value);
+void AddVxlanMetrics(const VxlanTunnelsSnapshot& snap,
+                     std::vector<prometheus::MetricFamily>& out);
+
 class MetricsCollector : public prometheus::Collectable {
  public:
   explicit MetricsCollector(std::function<BridgeSnapshot()> snapshot)

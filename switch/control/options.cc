@@ -18,6 +18,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
+#include "ports/vxlan/vxlan_driver.h"
 #include "switch/datapath/datapath.h"
 #include "switch/datapath/mac_key.h"
 
@@ -134,6 +135,11 @@ struct Parser {
       no_ports = true;
     } else if (key == "port") {
       absl::StatusOr<PortSpec> spec = ParsePortSpec(value);
+      if (!spec.ok()) return spec.status();
+      options.ports.push_back(*std::move(spec));
+    } else if (key == "vxlan") {
+      // Sugar for the port vxlanVNI of type=vxlan: saved (config show) as that --port.
+      absl::StatusOr<PortSpec> spec = ParseVxlanSpec(value);
       if (!spec.ok()) return spec.status();
       options.ports.push_back(*std::move(spec));
     } else if (key == "lcores" || key == "control_cpus") {
@@ -403,6 +409,7 @@ std::string UsageText() {
   std::string usage = "usage: hvswitch [options]\n";
   for (const PortDriver* driver : PortDrivers()) absl::StrAppend(&usage, driver->usage());
   return usage + R"(  --port=none             no ports at start (hvswitchctl port add adds them)
+  --vxlan=VNI,KEY=VALUE...  the port vxlanVNI: --port=vxlanVNI,type=vxlan,vni=VNI,...
     any port also: [,vlan=N | ,trunk=LIST[,native=N]][,mtu=N][,learn_limit=N]
                    [,mac=MAC[,MAC...] | ,lock=1][,quota=N][,tx_retries=N]
       vlan=N       access port: untagged frames, VLAN N inside

@@ -131,6 +131,44 @@ void PrintPmdTable(const json& answer) {
   PrintTable(rows);
 }
 
+// Per tunnel a line, then its VTEPs; per uplink its decapsulation drops when it has any.
+void PrintVxlanTable(const json& answer) {
+  std::vector<std::vector<std::string>> rows = {
+      {"VNI", "PORT", "VLAN", "UPLINK", "LOCAL", "VTEP", "FLOOD", "NEXT-HOP", "TX", "RX",
+       "DROPS"}};
+  for (const json& t : answer["tunnels"]) {
+    const json& c = t["counters"];
+    rows.push_back({Text(t["vni"]), Text(t["port"]), Text(t["vlan"]), Text(t["uplink"]),
+                    absl::StrCat(Text(t["local"]), ":", Text(t["udp_port"])),
+                    absl::StrCat(Text(t["remote_macs"]), " remote MACs"),
+                    t["evpn"].get<bool>() ? "evpn" : "static", "",
+                    "", "", Text(c["no_flood_list"].get<uint64_t>() + c["no_uplink"].get<uint64_t>())});
+    for (const json& v : t["vteps"]) {
+      const json& vc = v["counters"];
+      const uint64_t drops = vc["unresolved"].get<uint64_t>() + vc["no_mbuf"].get<uint64_t>() +
+                             vc["uplink_full"].get<uint64_t>();
+      const std::string hop = v["resolved"].get<bool>()
+                                  ? absl::StrCat(v.value("next_hop", ""), " ",
+                                                 v.value("next_hop_mac", ""))
+                                  : v.value("problem", "unresolved");
+      rows.push_back({"", "", "", "", "", Text(v["ip"]), v["flood"].get<bool>() ? "yes" : "no",
+                      hop, Text(vc["tx_packets"]), Text(vc["rx_packets"]), Text(drops)});
+    }
+  }
+  PrintTable(rows);
+  for (const json& u : answer["uplinks"]) {
+    std::vector<std::string> drops;
+    for (const auto& [name, value] : u["decap"].items()) {
+      if (name != "packets" && name != "bytes" && value.get<uint64_t>() != 0) {
+        drops.push_back(absl::StrCat(name, " ", value.get<uint64_t>()));
+      }
+    }
+    std::printf("uplink %s: %s decapsulated%s%s\n", Text(u["uplink"]).c_str(),
+                Text(u["decap"]["packets"]).c_str(), drops.empty() ? "" : ", dropped: ",
+                absl::StrJoin(drops, ", ").c_str());
+  }
+}
+
 }  // namespace
 
 std::string Text(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
@@ -153,6 +191,8 @@ void Render(View view, const json& answer) {
       return PrintStatsTable(answer);
     case View::kPmdTable:
       return PrintPmdTable(answer);
+    case View::kVxlanTable:
+      return PrintVxlanTable(answer);
     case View::kConfigText:
       std::fputs(answer["config"].get<std::string>().c_str(), stdout);
       return;

@@ -24,6 +24,7 @@ enum class CommandId : uint8_t {
   kPortList, kPortShow, kPortAdd, kPortAddSpec, kPortDel,
   kFdbShow, kFdbFlush, kFdbAdd, kFdbDel,
   kStats, kPmd,
+  kVxlanShow, kVxlanAdd, kVxlanDel,
   kCapture, kCaptureStart, kCaptureStatus, kCaptureStop,
   kConfigShow, kConfigSave,
   kHelp,
@@ -41,6 +42,7 @@ enum class View : uint8_t {
   kFdbTable,     // MAC VLAN PORT TYPE AGE
   kStatsTable,   // per port frames, bytes and drops, then the FDB line
   kPmdTable,     // per worker core
+  kVxlanTable,   // per tunnel, then its VTEPs; per uplink, decapsulation drops
   kConfigText,   // the configuration file's text
   kSaved,        // saved PATH
   kCaptureState, // a capture is running / no capture is running
@@ -109,6 +111,15 @@ inline constexpr Command kCommands[] = {
     {CommandId::kPmd, "pmd", "",
      "per worker core: busy %, frames, cycles per frame, bursts",
      0, 0, kNoOption, false, View::kPmdTable, RunsIn::kDaemon},
+    {CommandId::kVxlanShow, "vxlan show", "",
+     "VXLAN tunnels: VNI, uplink, remote VTEPs (next hop, frames), remote MACs, drops",
+     0, 0, kNoOption, false, View::kVxlanTable, RunsIn::kDaemon},
+    {CommandId::kVxlanAdd, "vxlan add", "VNI,vlan=N,uplink=PORT,local=IP[,remote=IP...]",
+     "add a VXLAN tunnel: the port vxlanVNI of type=vxlan (the --vxlan grammar)",
+     1, 1, kNoOption, true, View::kPortAdded, RunsIn::kDaemon},
+    {CommandId::kVxlanDel, "vxlan del", "VNI",
+     "remove the VXLAN tunnel of that VNI (its port)",
+     1, 1, kNoOption, true, View::kNothing, RunsIn::kDaemon},
     {CommandId::kCapture, "capture",
      "PORT [--count N] [--direction rx|tx|both] -w FILE [--timeout S]",
      "write a port's frames into a pcapng file (opened by hvswitchctl, with your rights)",

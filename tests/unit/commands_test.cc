@@ -75,7 +75,8 @@ TEST(CommandTableTest, ConfigChangingCommandsArePortAndStaticMacChanges) {
   }
   EXPECT_EQ(changing, (std::set<CommandId>{CommandId::kPortAdd, CommandId::kPortAddSpec,
                                            CommandId::kPortDel, CommandId::kFdbAdd,
-                                           CommandId::kFdbDel}));
+                                           CommandId::kFdbDel, CommandId::kVxlanAdd,
+                                           CommandId::kVxlanDel}));
 }
 
 // Words for `c` as its synopsis writes them: the shortest form (no optional parts) or the

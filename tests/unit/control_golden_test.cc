@@ -179,7 +179,7 @@ TEST_F(ControlGoldenTest, PortCommands) {
       {"port add x vhost-user path=$DIR/x.sock",
        R"j({"error":"exists","ok":false})j"},
       {"port add z bogus",
-       R"j({"error":"port 'z': unknown type 'bogus' (expected vhost-user, memif, host, netdev or dpdk)",)j"
+       R"j({"error":"port 'z': unknown type 'bogus' (expected vhost-user, memif, host, netdev, dpdk or vxlan)",)j"
        R"j("ok":false})j"},
       {"port add p,type=dpdk,devargs=net_pcap0,tx_pcap=/etc/shadow",
        R"j({"denied":true,"error":"permission denied: type=dpdk ports (devices) need root; the )j"
@@ -382,7 +382,9 @@ TEST_F(ControlGoldenTest, OtherRequests) {
        R"j({"error":"unknown command 'nonsense': port list | port show NAME | port add NAME TYP)j"
        R"j(E KEY=VALUE... | port add SPEC | port del NAME | fdb show [--port P] [--vlan V] | f)j"
        R"j(db flush [--port P] | fdb add PORT MAC [--vlan V] | fdb del MAC [--vlan V] | stats [P)j"
-       R"j(ORT] | pmd | capture PORT [--count N] [--direction rx|tx|both] -w FILE [--timeout S] )j"
+       R"j(ORT] | pmd | vxlan show | vxlan add VNI,vlan=N,uplink=PORT,local=IP[,remote=IP...] )j"
+       R"j(| vxlan del VNI | capture PORT [--count N] [--direction rx|tx|both] -w FILE [--timeo)j"
+       R"j(ut S] )j"
        R"j(| capture status | capture stop | config show | config save [FILE] | help [COMMAND]",)j"
        R"j("ok":false})j"},
       {"   ",

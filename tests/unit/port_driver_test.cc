@@ -1,6 +1,7 @@
 // The port drivers (ports/drivers.cc) as the rest of hvswitch sees them: the registry, each
 // driver's keys, its specs read back, and what it decides without a device.
 #include "ports/port_driver.h"
+#include "ports/vxlan/vxlan_driver.h"
 
 #include <rte_ethdev.h>
 
@@ -29,9 +30,11 @@ std::vector<std::string> TypeNames() {
   return names;
 }
 
-// The order is the one help and errors list ("vhost-user, memif, host, netdev or dpdk").
+// The order is the one help and errors list ("vhost-user, memif, host, netdev, dpdk or
+// vxlan").
 TEST(PortDriverTest, RegistryOrderAndLookup) {
-  EXPECT_THAT(TypeNames(), ElementsAre("vhost-user", "memif", "host", "netdev", "dpdk"));
+  EXPECT_THAT(TypeNames(),
+              ElementsAre("vhost-user", "memif", "host", "netdev", "dpdk", "vxlan"));
   for (const PortDriver* driver : PortDrivers()) {
     EXPECT_EQ(FindPortDriver(driver->type()), driver);
   }
@@ -81,6 +84,11 @@ TEST(PortDriverTest, ToStringReadsBackForEachDriver) {
       {"dpdk",
        {"d,type=dpdk,devargs=net_null0", "d,type=dpdk,mtu=9000,queues=4,devargs=0000:03:00.0",
         "d,type=dpdk,lock=1,devargs=net_tap0,iface=x,path=/y"}},
+      {"vxlan",
+       {"x,type=vxlan,vni=100,uplink=u,local=10.0.0.1,vlan=10",
+        "x,type=vxlan,vni=16777215,uplink=up,local=192.0.2.1,remote=192.0.2.2,192.0.2.3,"
+        "udp_port=8472,udp_csum=1,queues=2,vlan=4094,mtu=1450",
+        "x,type=vxlan,vni=7,uplink=u,local=10.0.0.1,evpn=1,vlan=7,learn_limit=4"}},
   };
   for (const PortDriver* driver : PortDrivers()) {
     auto it = specs.find(std::string(driver->type()));
@@ -92,6 +100,54 @@ TEST(PortDriverTest, ToStringReadsBackForEachDriver) {
       EXPECT_EQ(spec->ToString(), text);
     }
   }
+}
+
+TEST(PortDriverTest, VxlanDevargsAndSugar) {
+  EXPECT_EQ(PortDevargs(*ParsePortSpec("x,type=vxlan,vni=100,uplink=u,local=10.0.0.1,vlan=1"), 3),
+            "net_hvs_vxlan3,vni=100,udp_csum=0,learn=1");
+  EXPECT_EQ(PortDevargs(*ParsePortSpec("x,type=vxlan,vni=9,uplink=u,local=10.0.0.1,vlan=1,"
+                                       "evpn=1,udp_csum=1"), 0),
+            "net_hvs_vxlan0,vni=9,udp_csum=1,learn=0");
+  absl::StatusOr<PortSpec> sugar =
+      ParseVxlanSpec("100,vlan=10,uplink=u,local=10.0.0.1,remote=10.0.0.2,10.0.0.3,mtu=1450");
+  ASSERT_TRUE(sugar.ok()) << sugar.status();
+  EXPECT_EQ(sugar->ToString(), "vxlan100,type=vxlan,vni=100,uplink=u,local=10.0.0.1,"
+                               "remote=10.0.0.2,10.0.0.3,vlan=10,mtu=1450");
+  const VxlanKeys keys = ReadVxlanKeys(*sugar);
+  EXPECT_EQ(keys.vni, 100u);
+  EXPECT_EQ(keys.uplink, "u");
+  EXPECT_EQ(keys.local, inet_addr("10.0.0.1"));
+  EXPECT_THAT(keys.remotes, ElementsAre(inet_addr("10.0.0.2"), inet_addr("10.0.0.3")));
+  EXPECT_EQ(keys.udp_port, 4789);
+  EXPECT_FALSE(keys.evpn);
+}
+
+TEST(PortDriverTest, VxlanSpecErrors) {
+  auto error = [](absl::string_view text) {
+    absl::StatusOr<PortSpec> spec = ParsePortSpec(text);
+    return spec.ok() ? std::string("ok") : std::string(spec.status().message());
+  };
+  EXPECT_EQ(error("x,type=vxlan,uplink=u,local=10.0.0.1,vlan=1"), "port 'x': missing vni=");
+  EXPECT_EQ(error("x,type=vxlan,vni=1,local=10.0.0.1,vlan=1"), "port 'x': missing uplink=");
+  EXPECT_EQ(error("x,type=vxlan,vni=1,uplink=u,vlan=1"), "port 'x': missing local=");
+  EXPECT_EQ(error("x,type=vxlan,vni=1,uplink=u,local=10.0.0.1"),
+            "port 'x': a vxlan port carries one VLAN: give vlan=N");
+  EXPECT_EQ(error("x,type=vxlan,vni=1,uplink=x,local=10.0.0.1,vlan=1"),
+            "port 'x': a vxlan port cannot be its own uplink");
+  EXPECT_EQ(error("x,type=vxlan,vni=16777216,uplink=u,local=10.0.0.1,vlan=1"),
+            "port 'x': vni must be a VNI from 1 to 16777215");
+  EXPECT_EQ(error("x,type=vxlan,vni=1,uplink=u,local=fd00::1,vlan=1"),
+            "port 'x': local 'fd00::1' is not a unicast IPv4 address (IPv6 VTEPs are not "
+            "supported)");
+  EXPECT_EQ(error("x,type=vxlan,vni=1,uplink=u,local=10.0.0.1,remote=10.0.0.2,10.0.0.2,vlan=1"),
+            "port 'x': remote 10.0.0.2 listed twice");
+  EXPECT_EQ(error("x,type=vxlan,vni=1,uplink=u,local=10.0.0.1,remote=224.0.0.1,vlan=1"),
+            "port 'x': remote '224.0.0.1' is not a unicast IPv4 address (IPv6 VTEPs are not "
+            "supported)");
+  EXPECT_EQ(error("x,type=vxlan,vni=1,uplink=u,local=10.0.0.1,remote=10.0.0.2,evpn=1,vlan=1"),
+            "port 'x': evpn=1 takes the flood list from FRR: no remote=");
+  EXPECT_EQ(ParseVxlanSpec("0,vlan=1").status().message(),
+            "vxlan '0,vlan=1': starts with the VNI (1-16777215), then KEY=VALUE,...");
 }
 
 TEST(PortDriverTest, MemifDevargs) {

@@ -1,0 +1,155 @@
+// rte_ipv4_udptcp_cksum_mbuf (an outer UDP checksum over a chain) is experimental in 22.11.
+#define ALLOW_EXPERIMENTAL_API 1
+
+#include "ports/vxlan/vxlan_frame.h"
+
+#include <rte_ether.h>
+#include <rte_hash_crc.h>
+#include <rte_ip.h>
+#include <rte_mbuf.h>
+#include <rte_udp.h>
+#include <rte_vxlan.h>
+
+#include <cstring>
+
+namespace hvswitch {
+namespace {
+
+constexpr uint32_t kIpOffset = RTE_ETHER_HDR_LEN;
+constexpr uint32_t kUdpOffset = kIpOffset + sizeof(rte_ipv4_hdr);
+constexpr uint32_t kVxlanOffset = kUdpOffset + sizeof(rte_udp_hdr);
+static_assert(kVxlanOffset + sizeof(rte_vxlan_hdr) == kVxlanOverhead);
+constexpr uint8_t kVxlanFlagI = 0x08;  // RFC 7348: the VNI is valid
+constexpr uint16_t kFirstDynamicPort = 49152;
+
+bool IsFragment(const rte_ipv4_hdr* ip) {
+  return (rte_be_to_cpu_16(ip->fragment_offset) &
+          (RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK)) != 0;
+}
+
+}  // namespace
+
+OuterTemplate BuildOuterTemplate(const OuterAddresses& a) {
+  OuterTemplate t{};
+  auto* eth = reinterpret_cast<rte_ether_hdr*>(t.data());
+  std::memcpy(eth->dst_addr.addr_bytes, a.dst_mac.data(), 6);
+  std::memcpy(eth->src_addr.addr_bytes, a.src_mac.data(), 6);
+  eth->ether_type = RTE_BE16(RTE_ETHER_TYPE_IPV4);
+  auto* ip = reinterpret_cast<rte_ipv4_hdr*>(t.data() + kIpOffset);
+  ip->version_ihl = RTE_IPV4_VHL_DEF;
+  ip->time_to_live = 64;
+  ip->next_proto_id = IPPROTO_UDP;
+  ip->src_addr = a.src_ip;
+  ip->dst_addr = a.dst_ip;
+  auto* udp = reinterpret_cast<rte_udp_hdr*>(t.data() + kUdpOffset);
+  udp->dst_port = rte_cpu_to_be_16(a.udp_port);
+  auto* vxlan = reinterpret_cast<rte_vxlan_hdr*>(t.data() + kVxlanOffset);
+  vxlan->vx_flags = rte_cpu_to_be_32(uint32_t{kVxlanFlagI} << 24);
+  vxlan->vx_vni = rte_cpu_to_be_32(a.vni << 8);
+  return t;
+}
+
+bool Encapsulate(rte_mbuf* m, const OuterTemplate& outer, uint16_t src_port, uint16_t ip_id,
+                 bool udp_checksum) {
+  auto* p = reinterpret_cast<uint8_t*>(rte_pktmbuf_prepend(m, kVxlanOverhead));
+  if (p == nullptr) return false;
+  std::memcpy(p, outer.data(), kVxlanOverhead);
+  auto* ip = reinterpret_cast<rte_ipv4_hdr*>(p + kIpOffset);
+  auto* udp = reinterpret_cast<rte_udp_hdr*>(p + kUdpOffset);
+  const uint32_t ip_len = m->pkt_len - kIpOffset;
+  ip->total_length = rte_cpu_to_be_16(static_cast<uint16_t>(ip_len));
+  ip->packet_id = rte_cpu_to_be_16(ip_id);
+  ip->hdr_checksum = rte_ipv4_cksum(ip);
+  udp->src_port = rte_cpu_to_be_16(src_port);
+  udp->dgram_len = rte_cpu_to_be_16(static_cast<uint16_t>(ip_len - sizeof(rte_ipv4_hdr)));
+  if (udp_checksum) udp->dgram_cksum = rte_ipv4_udptcp_cksum_mbuf(m, ip, kUdpOffset);
+  m->ol_flags &= ~(RTE_MBUF_F_TX_OFFLOAD_MASK | RTE_MBUF_F_RX_VLAN | RTE_MBUF_F_RX_VLAN_STRIPPED);
+  m->l2_len = RTE_ETHER_HDR_LEN;
+  m->l3_len = sizeof(rte_ipv4_hdr);
+  return true;
+}
+
+uint16_t InnerFlowPort(const rte_mbuf* m) {
+  const auto* p = rte_pktmbuf_mtod(m, const uint8_t*);
+  const uint32_t len = m->data_len;
+  uint32_t hash = 0;
+  if (len >= RTE_ETHER_HDR_LEN) {
+    uint64_t macs;
+    std::memcpy(&macs, p, 8);
+    hash = rte_hash_crc_8byte(macs, hash);
+    uint32_t rest;
+    std::memcpy(&rest, p + 8, 4);
+    hash = rte_hash_crc_4byte(rest, hash);
+    uint16_t type;
+    std::memcpy(&type, p + 12, 2);
+    if (type == RTE_BE16(RTE_ETHER_TYPE_IPV4) && len >= kIpOffset + sizeof(rte_ipv4_hdr)) {
+      const auto* ip = reinterpret_cast<const rte_ipv4_hdr*>(p + kIpOffset);
+      hash = rte_hash_crc_4byte(ip->src_addr, hash);
+      hash = rte_hash_crc_4byte(ip->dst_addr, hash);
+      const uint32_t l4 = kIpOffset + rte_ipv4_hdr_len(ip);
+      const bool ports = (ip->next_proto_id == IPPROTO_TCP || ip->next_proto_id == IPPROTO_UDP) &&
+                         !IsFragment(ip) && len >= l4 + 4;
+      if (ports) {
+        uint32_t both;
+        std::memcpy(&both, p + l4, 4);
+        hash = rte_hash_crc_4byte(both, hash);
+      }
+    } else if (type == RTE_BE16(RTE_ETHER_TYPE_IPV6) &&
+               len >= kIpOffset + sizeof(rte_ipv6_hdr) + 4) {
+      const auto* ip = reinterpret_cast<const rte_ipv6_hdr*>(p + kIpOffset);
+      hash = rte_hash_crc(ip->src_addr, 32, hash);  // source and destination
+      if (ip->proto == IPPROTO_TCP || ip->proto == IPPROTO_UDP) {
+        uint32_t both;
+        std::memcpy(&both, p + kIpOffset + sizeof(rte_ipv6_hdr), 4);
+        hash = rte_hash_crc_4byte(both, hash);
+      }
+    }
+  }
+  // Folded so that every bit of the hash moves the port.
+  hash ^= hash >> 16;
+  return static_cast<uint16_t>(kFirstDynamicPort | (hash & (65535 - kFirstDynamicPort)));
+}
+
+OuterVerdict ParseOuter(const rte_mbuf* m, const LocalVteps& local, OuterInfo& info) {
+  const uint32_t len = m->data_len;
+  if (len < kVxlanOverhead) return OuterVerdict::kNotVxlan;
+  const auto* p = rte_pktmbuf_mtod(m, const uint8_t*);
+  uint16_t type;
+  std::memcpy(&type, p + 12, 2);
+  if (type != RTE_BE16(RTE_ETHER_TYPE_IPV4)) return OuterVerdict::kNotVxlan;
+  const auto* ip = reinterpret_cast<const rte_ipv4_hdr*>(p + kIpOffset);
+  if (ip->next_proto_id != IPPROTO_UDP || (ip->version_ihl >> 4) != 4) {
+    return OuterVerdict::kNotVxlan;
+  }
+  const uint32_t ihl = rte_ipv4_hdr_len(ip);
+  if (ihl < sizeof(rte_ipv4_hdr) || len < kIpOffset + ihl + sizeof(rte_udp_hdr)) {
+    // Too short for its own header: to a VTEP or not, no one can read it.
+    return local.HasIp(ip->dst_addr) ? OuterVerdict::kBadIpHeader : OuterVerdict::kNotVxlan;
+  }
+  const auto* udp = reinterpret_cast<const rte_udp_hdr*>(p + kIpOffset + ihl);
+  if (!local.Has(ip->dst_addr, udp->dst_port)) return OuterVerdict::kNotVxlan;
+  info.src_ip = ip->src_addr;
+  info.dst_ip = ip->dst_addr;
+  const uint32_t ip_len = rte_be_to_cpu_16(ip->total_length);
+  if (ip_len < ihl || kIpOffset + ip_len > m->pkt_len || rte_ipv4_cksum(ip) != 0) {
+    // rte_ipv4_cksum covers the 20-byte header: options are not checked (nor used).
+    return OuterVerdict::kBadIpHeader;
+  }
+  if (IsFragment(ip)) return OuterVerdict::kFragment;
+  const uint32_t udp_len = rte_be_to_cpu_16(udp->dgram_len);
+  if (udp_len != ip_len - ihl ||
+      udp_len < sizeof(rte_udp_hdr) + sizeof(rte_vxlan_hdr) + kInnerMinLength ||
+      len < kIpOffset + ihl + sizeof(rte_udp_hdr) + sizeof(rte_vxlan_hdr)) {
+    return OuterVerdict::kBadUdp;
+  }
+  const auto* vxlan =
+      reinterpret_cast<const rte_vxlan_hdr*>(p + kIpOffset + ihl + sizeof(rte_udp_hdr));
+  // Reserved bits are ignored on receipt (RFC 7348 5); the I flag must be set.
+  if (!((rte_be_to_cpu_32(vxlan->vx_flags) >> 24) & kVxlanFlagI)) return OuterVerdict::kBadFlags;
+  info.vni = rte_be_to_cpu_32(vxlan->vx_vni) >> 8;
+  info.inner_offset =
+      static_cast<uint16_t>(kIpOffset + ihl + sizeof(rte_udp_hdr) + sizeof(rte_vxlan_hdr));
+  return OuterVerdict::kVxlan;
+}
+
+}  // namespace hvswitch

@@ -89,12 +89,20 @@ absl::Status Bridge::Init() {
   std::vector<LearnQueue*> queues;
   for (const auto& queue : learn_queues_) queues.push_back(queue.get());
   learner_ = std::make_unique<Learner>(*fdb_, datapath_, std::move(queues));
-  tunnels_ = std::make_unique<VxlanTunnels>(
-      *quiescence_, [this](int slot, uint16_t vlan, uint64_t mac) {
-        const uint64_t key = mac | (uint64_t{vlan} << 48);
-        uint16_t port = 0;
-        return fdb_->LookupBulk(&key, 1, &port) == 1 && port == slot;
-      });
+  TunnelFdb tunnel_fdb;
+  tunnel_fdb.port_of = [this](uint64_t key) {
+    uint16_t port = 0;
+    return fdb_->LookupBulk(&key, 1, &port) == 1 ? int{port} : -1;
+  };
+  tunnel_fdb.version = [this] { return fdb_->version(); };
+  tunnel_fdb.for_each = [this](absl::FunctionRef<void(const FdbEntryView&)> fn) {
+    fdb_->ForEach(fn);
+  };
+  tunnel_fdb.learn_remote = [this](uint64_t key, int slot) {
+    learner_->LearnRemote(key, static_cast<uint16_t>(slot), config_.clock());
+  };
+  tunnel_fdb.remove = [this](uint64_t key) { learner_->Remove(key).IgnoreError(); };
+  tunnels_ = std::make_unique<VxlanTunnels>(*quiescence_, std::move(tunnel_fdb));
   // The startup ports are added as hvswitchctl adds ports, before the workers start.
   for (const PortSpec& spec : config_.ports) {
     status = AddPort(spec);

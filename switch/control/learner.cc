@@ -186,26 +186,30 @@ void Learner::ApplyLearnRequests(const LearnRequest* requests, unsigned n, uint3
     uint16_t port = static_cast<uint16_t>(requests[i].port);
     // A request from a port removed meanwhile.
     if (!((present_ >> port) & 1) || !SecurityAllowsLearn(requests[i].key, port)) continue;
-    switch (fdb_.Learn(requests[i].key, port, now, ports_[port].learn_limit)) {
-      case LearnResult::kAdded:
-        Count(SwitchStat::kFdbLearned);
-        break;
-      case LearnResult::kMoved:
-        Count(SwitchStat::kFdbMoves);
-        LogMove(requests[i].key, port, now);
-        break;
-      case LearnResult::kLimited:
-        learn_refused_[port].fetch_add(requests[i].frames, std::memory_order_relaxed);
-        break;
-      case LearnResult::kStatic:
-        Count(SwitchStat::kFdbStaticRefused);
-        break;
-      case LearnResult::kFull:
-        learn_full_refused_[port].fetch_add(requests[i].frames, std::memory_order_relaxed);
-        break;
-      case LearnResult::kCurrent:
-        break;
-    }
+    Apply(requests[i].key, port, now, requests[i].frames);
+  }
+}
+
+void Learner::Apply(uint64_t key, uint16_t port, uint32_t now, uint32_t frames) {
+  switch (fdb_.Learn(key, port, now, ports_[port].learn_limit)) {
+    case LearnResult::kAdded:
+      Count(SwitchStat::kFdbLearned);
+      break;
+    case LearnResult::kMoved:
+      Count(SwitchStat::kFdbMoves);
+      LogMove(key, port, now);
+      break;
+    case LearnResult::kLimited:
+      learn_refused_[port].fetch_add(frames, std::memory_order_relaxed);
+      break;
+    case LearnResult::kStatic:
+      Count(SwitchStat::kFdbStaticRefused);
+      break;
+    case LearnResult::kFull:
+      learn_full_refused_[port].fetch_add(frames, std::memory_order_relaxed);
+      break;
+    case LearnResult::kCurrent:
+      break;
   }
 }
 

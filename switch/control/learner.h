@@ -56,6 +56,10 @@ class Learner {
   // a second at 4M entries, on a CPU the guests use) for an ageing time of minutes.
   void AgeTick(uint32_t now, uint32_t max_age, uint32_t ticks_per_second);
   absl::Status AddStatic(uint64_t key, uint16_t port);
+  // A MAC the control plane knows is behind `port` (a remote MAC EVPN imported for a
+  // tunnel port): learned there as the workers' requests are, or refreshed (it does not
+  // age while the control plane keeps saying so).
+  void LearnRemote(uint64_t key, uint16_t port, uint32_t now) { Apply(key, port, now, 0); }
   // Every current entry, learned or static, in table order.
   std::vector<FdbEntryView> Entries() const;
   // Removes an entry, learned or static.
@@ -83,6 +87,8 @@ class Learner {
   // Returns Poll's answer.
   ControlClock::duration ApplyLearnRequests(uint32_t now);
   void ApplyLearnRequests(const LearnRequest* requests, unsigned n, uint32_t now);
+  // One request: `frames` are counted as refused if the port may not learn it.
+  void Apply(uint64_t key, uint16_t port, uint32_t now, uint32_t frames);
   void UpdateLearnLimits();
   void LogMove(uint64_t key, uint16_t to_port, uint32_t now);
   // Port security: what the workers accept as sources from `port` (mac=, or the MAC a

@@ -7,8 +7,6 @@
 #include <linux/neighbour.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
-#include <sys/socket.h>
-#include <sys/time.h>
 
 #include <cerrno>
 #include <cstring>
@@ -19,24 +17,17 @@
 namespace hvswitch {
 namespace {
 
-constexpr size_t kBufferSize = 1 << 16;  // MNL_SOCKET_BUFFER_SIZE is at most 8 KB
-
 struct AddrQuery {
   in_addr_t want = 0;
   int ifindex = 0;
 };
 
-int AddrAttr(const nlattr* attr, void* data) {
-  auto** tb = static_cast<const nlattr**>(data);
-  if (mnl_attr_type_valid(attr, IFA_MAX) > 0) tb[mnl_attr_get_type(attr)] = attr;
-  return MNL_CB_OK;
-}
-
 int OnAddr(const nlmsghdr* nlh, void* data) {
   auto& q = *static_cast<AddrQuery*>(data);
   const auto* ifa = static_cast<const ifaddrmsg*>(mnl_nlmsg_get_payload(nlh));
   const nlattr* tb[IFA_MAX + 1] = {};
-  mnl_attr_parse(nlh, sizeof(*ifa), AddrAttr, tb);
+  AttrTable table{tb, IFA_MAX};
+  mnl_attr_parse(nlh, sizeof(*ifa), CollectAttr, &table);
   const nlattr* addr = tb[IFA_LOCAL] != nullptr ? tb[IFA_LOCAL] : tb[IFA_ADDRESS];
   if (ifa->ifa_family == AF_INET && addr != nullptr &&
       mnl_attr_get_payload_len(addr) == sizeof(in_addr_t) &&
@@ -46,16 +37,11 @@ int OnAddr(const nlmsghdr* nlh, void* data) {
   return MNL_CB_OK;
 }
 
-int LinkAttr(const nlattr* attr, void* data) {
-  auto** tb = static_cast<const nlattr**>(data);
-  if (mnl_attr_type_valid(attr, IFLA_MAX) > 0) tb[mnl_attr_get_type(attr)] = attr;
-  return MNL_CB_OK;
-}
-
 int OnLink(const nlmsghdr* nlh, void* data) {
   auto& out = *static_cast<LocalInterface*>(data);
   const nlattr* tb[IFLA_MAX + 1] = {};
-  mnl_attr_parse(nlh, sizeof(ifinfomsg), LinkAttr, tb);
+  AttrTable table{tb, IFLA_MAX};
+  mnl_attr_parse(nlh, sizeof(ifinfomsg), CollectAttr, &table);
   if (tb[IFLA_ADDRESS] != nullptr && mnl_attr_get_payload_len(tb[IFLA_ADDRESS]) == 6) {
     std::memcpy(out.mac.data(), mnl_attr_get_payload(tb[IFLA_ADDRESS]), 6);
   }
@@ -63,17 +49,12 @@ int OnLink(const nlmsghdr* nlh, void* data) {
   return MNL_CB_OK;
 }
 
-int RouteAttr(const nlattr* attr, void* data) {
-  auto** tb = static_cast<const nlattr**>(data);
-  if (mnl_attr_type_valid(attr, RTA_MAX) > 0) tb[mnl_attr_get_type(attr)] = attr;
-  return MNL_CB_OK;
-}
-
 int OnRoute(const nlmsghdr* nlh, void* data) {
   auto& hop = *static_cast<NextHop*>(data);
   const auto* rtm = static_cast<const rtmsg*>(mnl_nlmsg_get_payload(nlh));
   const nlattr* tb[RTA_MAX + 1] = {};
-  mnl_attr_parse(nlh, sizeof(*rtm), RouteAttr, tb);
+  AttrTable table{tb, RTA_MAX};
+  mnl_attr_parse(nlh, sizeof(*rtm), CollectAttr, &table);
   if (rtm->rtm_type != RTN_UNICAST) {
     hop.problem = "no unicast route";
     return MNL_CB_OK;
@@ -85,17 +66,12 @@ int OnRoute(const nlmsghdr* nlh, void* data) {
   return MNL_CB_OK;
 }
 
-int NeighAttr(const nlattr* attr, void* data) {
-  auto** tb = static_cast<const nlattr**>(data);
-  if (mnl_attr_type_valid(attr, NDA_MAX) > 0) tb[mnl_attr_get_type(attr)] = attr;
-  return MNL_CB_OK;
-}
-
 int OnNeigh(const nlmsghdr* nlh, void* data) {
   auto& hop = *static_cast<NextHop*>(data);
   const auto* nd = static_cast<const ndmsg*>(mnl_nlmsg_get_payload(nlh));
   const nlattr* tb[NDA_MAX + 1] = {};
-  mnl_attr_parse(nlh, sizeof(*nd), NeighAttr, tb);
+  AttrTable table{tb, NDA_MAX};
+  mnl_attr_parse(nlh, sizeof(*nd), CollectAttr, &table);
   // STALE, DELAY and PROBE still name the MAC the kernel itself would use.
   constexpr uint16_t kUsable =
       NUD_REACHABLE | NUD_STALE | NUD_DELAY | NUD_PROBE | NUD_PERMANENT | NUD_NOARP;
@@ -123,47 +99,17 @@ std::string MacText(const MacBytes& m) {
 }
 
 absl::StatusOr<std::unique_ptr<Underlay>> Underlay::Open() {
-  mnl_socket* nl = mnl_socket_open(NETLINK_ROUTE);
-  if (nl == nullptr || mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
-    const int err = errno;
-    if (nl != nullptr) mnl_socket_close(nl);
-    return absl::InternalError(absl::StrCat("rtnetlink socket: ", std::strerror(err)));
-  }
-  // The kernel answers at once; a bound wait in case it does not.
-  timeval timeout{0, 200000};
-  setsockopt(mnl_socket_get_fd(nl), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-  std::unique_ptr<Underlay> underlay(new Underlay(nl));
-  underlay->buf_ = std::make_unique<char[]>(kBufferSize);
-  return underlay;
-}
-
-Underlay::~Underlay() { mnl_socket_close(nl_); }
-
-int Underlay::Request(int (*cb)(const nlmsghdr*, void*), void* data) {
-  auto* nlh = reinterpret_cast<nlmsghdr*>(buf_.get());
-  const uint32_t seq = nlh->nlmsg_seq;
-  if (mnl_socket_sendto(nl_, nlh, nlh->nlmsg_len) < 0) return errno;
-  const uint32_t portid = mnl_socket_get_portid(nl_);
-  for (;;) {
-    const ssize_t n = mnl_socket_recvfrom(nl_, buf_.get(), kBufferSize);
-    if (n < 0) return errno;
-    const int rc = mnl_cb_run(buf_.get(), static_cast<size_t>(n), seq, portid, cb, data);
-    if (rc == MNL_CB_ERROR) return errno != 0 ? errno : EIO;
-    if (rc == MNL_CB_STOP) return 0;
-    // A request without NLM_F_DUMP gets one answer (MNL_CB_OK); a dump ends with DONE.
-    if (!(reinterpret_cast<nlmsghdr*>(buf_.get())->nlmsg_flags & NLM_F_MULTI)) return 0;
-  }
+  absl::StatusOr<std::unique_ptr<RtNetlink>> nl = RtNetlink::Open();
+  if (!nl.ok()) return nl.status();
+  return std::unique_ptr<Underlay>(new Underlay(std::move(*nl)));
 }
 
 absl::StatusOr<LocalInterface> Underlay::FindLocal(in_addr_t local) {
-  nlmsghdr* nlh = mnl_nlmsg_put_header(buf_.get());
-  nlh->nlmsg_type = RTM_GETADDR;
-  nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-  nlh->nlmsg_seq = ++seq_;
+  nlmsghdr* nlh = nl_->Start(RTM_GETADDR, NLM_F_REQUEST | NLM_F_DUMP);
   auto* ifa = static_cast<ifaddrmsg*>(mnl_nlmsg_put_extra_header(nlh, sizeof(ifaddrmsg)));
   ifa->ifa_family = AF_INET;
   AddrQuery query{local, 0};
-  if (const int err = Request(OnAddr, &query); err != 0) {
+  if (const int err = nl_->Run(OnAddr, &query); err != 0) {
     return absl::InternalError(absl::StrCat("listing addresses: ", std::strerror(err)));
   }
   if (query.ifindex == 0) {
@@ -173,14 +119,11 @@ absl::StatusOr<LocalInterface> Underlay::FindLocal(in_addr_t local) {
   }
   LocalInterface out;
   out.ifindex = query.ifindex;
-  nlh = mnl_nlmsg_put_header(buf_.get());
-  nlh->nlmsg_type = RTM_GETLINK;
-  nlh->nlmsg_flags = NLM_F_REQUEST;
-  nlh->nlmsg_seq = ++seq_;
+  nlh = nl_->Start(RTM_GETLINK, NLM_F_REQUEST);
   auto* ifi = static_cast<ifinfomsg*>(mnl_nlmsg_put_extra_header(nlh, sizeof(ifinfomsg)));
   ifi->ifi_family = AF_UNSPEC;
   ifi->ifi_index = query.ifindex;
-  if (const int err = Request(OnLink, &out); err != 0) {
+  if (const int err = nl_->Run(OnLink, &out); err != 0) {
     return absl::InternalError(absl::StrCat("reading interface ", query.ifindex, ": ",
                                             std::strerror(err)));
   }
@@ -189,43 +132,34 @@ absl::StatusOr<LocalInterface> Underlay::FindLocal(in_addr_t local) {
 
 NextHop Underlay::Resolve(in_addr_t remote) {
   NextHop hop;
-  nlmsghdr* nlh = mnl_nlmsg_put_header(buf_.get());
-  nlh->nlmsg_type = RTM_GETROUTE;
-  nlh->nlmsg_flags = NLM_F_REQUEST;
-  nlh->nlmsg_seq = ++seq_;
+  nlmsghdr* nlh = nl_->Start(RTM_GETROUTE, NLM_F_REQUEST);
   auto* rtm = static_cast<rtmsg*>(mnl_nlmsg_put_extra_header(nlh, sizeof(rtmsg)));
   rtm->rtm_family = AF_INET;
   rtm->rtm_dst_len = 32;
   mnl_attr_put_u32(nlh, RTA_DST, remote);
-  if (const int err = Request(OnRoute, &hop); err != 0 || hop.ifindex == 0) {
+  if (const int err = nl_->Run(OnRoute, &hop); err != 0 || hop.ifindex == 0) {
     hop.problem = err != 0 ? absl::StrCat("no route (", std::strerror(err), ")")
                            : (hop.problem.empty() ? "no route" : hop.problem);
     return hop;
   }
   if (hop.via == 0) hop.via = remote;
-  nlh = mnl_nlmsg_put_header(buf_.get());
-  nlh->nlmsg_type = RTM_GETNEIGH;
-  nlh->nlmsg_flags = NLM_F_REQUEST;
-  nlh->nlmsg_seq = ++seq_;
+  nlh = nl_->Start(RTM_GETNEIGH, NLM_F_REQUEST);
   auto* nd = static_cast<ndmsg*>(mnl_nlmsg_put_extra_header(nlh, sizeof(ndmsg)));
   nd->ndm_family = AF_INET;
   nd->ndm_ifindex = hop.ifindex;
   mnl_attr_put_u32(nlh, NDA_DST, hop.via);
-  const int err = Request(OnNeigh, &hop);
+  const int err = nl_->Run(OnNeigh, &hop);
   if (hop.resolved) return hop;
   if (err != 0 && hop.problem.empty()) hop.problem = "neighbour not resolved yet";
   // NTF_USE: the kernel resolves it as if it had a packet to send (an ARP request).
-  nlh = mnl_nlmsg_put_header(buf_.get());
-  nlh->nlmsg_type = RTM_NEWNEIGH;
-  nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_CREATE | NLM_F_ACK;
-  nlh->nlmsg_seq = ++seq_;
+  nlh = nl_->Start(RTM_NEWNEIGH, NLM_F_REQUEST | NLM_F_CREATE | NLM_F_ACK);
   nd = static_cast<ndmsg*>(mnl_nlmsg_put_extra_header(nlh, sizeof(ndmsg)));
   nd->ndm_family = AF_INET;
   nd->ndm_ifindex = hop.ifindex;
   nd->ndm_flags = NTF_USE;
   nd->ndm_state = NUD_NONE;
   mnl_attr_put_u32(nlh, NDA_DST, hop.via);
-  Request(nullptr, nullptr);
+  nl_->Run();
   return hop;
 }
 

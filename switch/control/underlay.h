@@ -15,9 +15,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-
-struct mnl_socket;
-struct nlmsghdr;
+#include "switch/control/rtnetlink.h"
 
 namespace hvswitch {
 
@@ -40,9 +38,6 @@ struct NextHop {
 class Underlay {
  public:
   static absl::StatusOr<std::unique_ptr<Underlay>> Open();
-  ~Underlay();
-  Underlay(const Underlay&) = delete;
-  Underlay& operator=(const Underlay&) = delete;
 
   // The interface holding `local` (network order).
   absl::StatusOr<LocalInterface> FindLocal(in_addr_t local);
@@ -51,14 +46,9 @@ class Underlay {
   NextHop Resolve(in_addr_t remote);
 
  private:
-  explicit Underlay(mnl_socket* nl) : nl_(nl) {}
-  // Sends the request in buf_ and runs `cb` over the answers until done; errno-style
-  // error (0: fine).
-  int Request(int (*cb)(const ::nlmsghdr*, void*), void* data);
+  explicit Underlay(std::unique_ptr<RtNetlink> nl) : nl_(std::move(nl)) {}
 
-  mnl_socket* nl_;
-  uint32_t seq_ = 0;
-  std::unique_ptr<char[]> buf_;
+  std::unique_ptr<RtNetlink> nl_;
 };
 
 std::string Ipv4Text(in_addr_t ip);  // network order

@@ -1,15 +1,19 @@
 #include "switch/control/vxlan_tunnels.h"
 
 #include <linux/filter.h>
+#include <linux/neighbour.h>
+#include <linux/rtnetlink.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "switch/control/log.h"
+#include "switch/datapath/mac_key.h"
 
 namespace hvswitch {
 namespace {
@@ -22,6 +26,11 @@ constexpr auto kAgeEvery = std::chrono::seconds(1);
 // the bridge learns it from the same frame, through its own queue.
 constexpr auto kLearnedGrace = std::chrono::seconds(5);
 constexpr size_t kNotesPerPoll = 256;
+// evpn=1: zebra's writes are read when a notification says so, and at least this often
+// (a lost notification costs no more); remote MACs are refreshed in the FDB so that they
+// never age while FRR has them.
+constexpr auto kImportEvery = std::chrono::seconds(5);
+constexpr auto kRefreshEvery = std::chrono::seconds(30);
 
 std::string MacKeyText(uint64_t mac) {
   MacBytes bytes;
@@ -85,6 +94,21 @@ absl::Status VxlanTunnels::Attach(int slot, const Port& port, const UplinkView& 
     if (!demux.ok()) return demux.status();
     demux_it = demuxes_.emplace(uplink.eth_port, Demux{std::move(*demux), uplink.name, 0}).first;
   }
+  if (t.keys.evpn) {
+    if (evpn_events_ == nullptr) {
+      absl::StatusOr<std::unique_ptr<RtNetlink>> events =
+          RtNetlink::Open(1u << (RTNLGRP_NEIGH - 1));
+      if (!events.ok()) return events.status();
+      evpn_events_ = std::move(*events);
+    }
+    absl::StatusOr<std::unique_ptr<EvpnShadow>> shadow =
+        EvpnShadow::Create(t.keys.vni, t.keys.local);
+    if (!shadow.ok()) {
+      return absl::InternalError(absl::StrCat("port '", spec.name, "': EVPN: ",
+                                              shadow.status().message()));
+    }
+    t.evpn = std::move(*shadow);
+  }
   for (in_addr_t remote : t.keys.remotes) AddVtep(t, remote, /*flood=*/true);
   t.device.AttachUplink({uplink.eth_port, uplink.nb_txq, uplink.locks});
   Resolve(t, /*all=*/true);
@@ -93,10 +117,11 @@ absl::Status VxlanTunnels::Attach(int slot, const Port& port, const UplinkView& 
   Tunnel& added = tunnels_.emplace(slot, std::move(t)).first->second;
   PublishDemux(uplink.eth_port);
   OpenQuietSocket(added.keys.local, added.keys.udp_port);
-  Log("port '%s': VXLAN VNI %d in VLAN %d over '%s' from %s (%s %s), %d remote VTEP(s)%s",
+  Log("port '%s': VXLAN VNI %d in VLAN %d over '%s' from %s (%s %s), %d remote VTEP(s)%s%s",
       added.name, added.keys.vni, added.vlan, uplink.name, Ipv4Text(added.keys.local),
       added.local.name, MacText(added.local.mac), added.vteps.size(),
-      added.keys.evpn ? ", EVPN" : ", learning");
+      added.keys.evpn ? ", EVPN through " : ", learning",
+      added.keys.evpn ? added.evpn->bridge() : "");
   for (const Vtep& v : added.vteps) {
     if (!v.hop.resolved) {
       Log("port '%s': VTEP %s: %s (retried every second)", added.name, Ipv4Text(v.ip),
@@ -228,7 +253,8 @@ void VxlanTunnels::ApplyLearnNotes(Tunnel& t, Clock::time_point now) {
 void VxlanTunnels::AgeLearned(Tunnel& t, Clock::time_point now) {
   bool removed = false;
   for (auto it = t.learned.begin(); it != t.learned.end();) {
-    if (now - it->second < kLearnedGrace || fdb_has_(t.slot, t.vlan, it->first)) {
+    if (now - it->second < kLearnedGrace ||
+        fdb_.port_of(it->first | (uint64_t{t.vlan} << 48)) == t.slot) {
       ++it;
       continue;
     }
@@ -247,14 +273,118 @@ void VxlanTunnels::Poll(Clock::time_point now) {
   const bool resolve = now >= next_resolve_;
   const bool full = now >= next_full_resolve_;
   const bool age = now >= next_age_;
+  const bool evpn_read = (evpn_events_ != nullptr && EvpnEventsCame()) || now >= next_import_;
   for (auto& [slot, t] : tunnels_) {
-    if (!t.keys.evpn) ApplyLearnNotes(t, now);
+    if (t.evpn != nullptr) {
+      // Local first: a MAC that moved here is written before zebra's entries are read,
+      // so that it does not read as remote still.
+      PublishLocal(t);
+      if (evpn_read) ImportRemote(t, now);
+    } else {
+      ApplyLearnNotes(t, now);
+    }
     if ((resolve || full) && Resolve(t, full)) PublishRoutes(t);
-    if (age && !t.keys.evpn) AgeLearned(t, now);
+    if (age && t.evpn == nullptr) AgeLearned(t, now);
   }
+  if (evpn_read) next_import_ = now + kImportEvery;
   if (resolve) next_resolve_ = now + kResolveEvery;
   if (full) next_full_resolve_ = now + kFullResolveEvery;
   if (age) next_age_ = now + kAgeEvery;
+}
+
+bool VxlanTunnels::EvpnEventsCame() {
+  bool came = false;
+  auto any = [](const nlmsghdr* nlh, void* data) {
+    const auto* nd = static_cast<const ndmsg*>(mnl_nlmsg_get_payload(nlh));
+    if (nd->ndm_family == AF_BRIDGE) *static_cast<bool*>(data) = true;
+    return MNL_CB_OK;
+  };
+  if (!evpn_events_->Drain(any, &came)) came = true;  // some lost: read anew
+  return came;
+}
+
+void VxlanTunnels::PublishLocal(Tunnel& t) {
+  const uint64_t version = fdb_.version();
+  if (version == t.fdb_version) return;
+  std::set<uint64_t> local;
+  fdb_.for_each([&](const FdbEntryView& e) {
+    if (KeyVlan(e.key) == t.vlan && e.port != t.slot) local.insert(e.key & 0xffffffffffff);
+  });
+  for (uint64_t mac : local) {
+    if (t.published.contains(mac)) continue;
+    if (absl::Status status = t.evpn->Publish(mac); !status.ok()) {
+      Log("port '%s': EVPN: %s", t.name, status.message());
+      return;  // tried again at the next change
+    }
+    t.published.insert(mac);
+  }
+  for (auto it = t.published.begin(); it != t.published.end();) {
+    if (local.contains(*it)) {
+      ++it;
+      continue;
+    }
+    if (absl::Status status = t.evpn->Withdraw(*it); !status.ok()) {
+      Log("port '%s': EVPN: %s", t.name, status.message());
+    }
+    it = t.published.erase(it);
+  }
+  t.fdb_version = version;
+}
+
+void VxlanTunnels::ImportRemote(Tunnel& t, Clock::time_point now) {
+  absl::StatusOr<EvpnRemote> read = t.evpn->Read();
+  if (!read.ok()) {
+    Log("port '%s': EVPN: %s", t.name, read.status().message());
+    return;
+  }
+  bool vteps_changed = false;
+  // The flood list: exactly zebra's type-3 VTEPs.
+  for (Vtep& v : t.vteps) {
+    const bool flood =
+        v.ip != 0 && std::find(read->flood.begin(), read->flood.end(), v.ip) != read->flood.end();
+    vteps_changed |= flood != v.flood;
+    v.flood = flood;
+  }
+  for (in_addr_t ip : read->flood) {
+    const size_t before = t.vteps.size();
+    if (AddVtep(t, ip, /*flood=*/true) >= 0 && t.vteps.size() != before) vteps_changed = true;
+  }
+  const uint64_t vlan_bits = uint64_t{t.vlan} << 48;
+  const bool refresh = now >= next_refresh_;
+  for (const auto& [mac, ip] : read->macs) {
+    auto known = t.remote.find(mac);
+    if (known == t.remote.end() || known->second != ip) {
+      const size_t before = t.vteps.size();
+      const int id = AddVtep(t, ip, /*flood=*/false);
+      if (id < 0) continue;  // no room for another VTEP: the MAC stays flooded
+      vteps_changed |= t.vteps.size() != before;
+      t.device.SetRemoteMac(mac, static_cast<uint16_t>(id));
+      t.remote[mac] = ip;
+      fdb_.learn_remote(mac | vlan_bits, t.slot);
+    } else if (refresh) {
+      fdb_.learn_remote(mac | vlan_bits, t.slot);
+    }
+  }
+  bool removed = false;
+  for (auto it = t.remote.begin(); it != t.remote.end();) {
+    if (read->macs.contains(it->first)) {
+      ++it;
+      continue;
+    }
+    t.device.RemoveRemoteMac(it->first);
+    if (fdb_.port_of(it->first | vlan_bits) == t.slot) fdb_.remove(it->first | vlan_bits);
+    it = t.remote.erase(it);
+    removed = true;
+  }
+  if (refresh) next_refresh_ = now + kRefreshEvery;
+  if (vteps_changed) {
+    Resolve(t, /*all=*/false);
+    PublishRoutes(t);
+  }
+  if (removed) {
+    grace_.WaitForReaders();
+    t.device.ReclaimRemoved();
+  }
 }
 
 void VxlanTunnels::OpenQuietSocket(in_addr_t local, uint16_t port) {

@@ -1,8 +1,10 @@
 // VxlanTunnels: the control side of the bridge's VXLAN ports (type=vxlan, net_hvs_vxlan):
 // attaches each to its uplink (the uplink's receive demux, its transmit queues), finds the
 // outer headers of every remote VTEP from the kernel's routes and neighbours (Underlay),
-// publishes them to the workers, and keeps the remote MACs: learned from what arrives
-// (notes from the workers, aged with the bridge's FDB).
+// publishes them to the workers, and keeps the remote MACs and flood list: learned from
+// what arrives (notes from the workers, aged with the bridge's FDB), or with evpn=1 taken
+// from FRR through the tunnel's shadow VTEP (EvpnShadow), to which the MACs the bridge has
+// on its local ports in the tunnel's VLAN are published.
 // Threads: the control thread, except Snapshot (any thread).
 #pragma once
 
@@ -10,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,8 +24,11 @@
 #include "ports/vxlan/uplink_demux.h"
 #include "ports/vxlan/vxlan_device.h"
 #include "ports/vxlan/vxlan_driver.h"
+#include "switch/control/evpn_shadow.h"
+#include "switch/control/rtnetlink.h"
 #include "switch/control/underlay.h"
 #include "switch/control/vxlan_snapshot.h"
+#include "switch/datapath/fdb.h"
 
 namespace hvswitch {
 
@@ -36,11 +42,21 @@ struct UplinkView {
   uint16_t mtu = 1500;
 };
 
+// What the tunnels need of the bridge's FDB (keys: switch/datapath/mac_key.h's layout).
+struct TunnelFdb {
+  // The port `key` is on; -1: none.
+  std::function<int(uint64_t key)> port_of;
+  // Moves on with every change (Fdb::version).
+  std::function<uint64_t()> version;
+  std::function<void(absl::FunctionRef<void(const FdbEntryView&)>)> for_each;
+  // A remote MAC (EVPN) on a tunnel's port: learned there, or refreshed.
+  std::function<void(uint64_t key, int slot)> learn_remote;
+  std::function<void(uint64_t key)> remove;
+};
+
 class VxlanTunnels {
  public:
-  // `fdb_has(slot, vlan, mac)`: whether the bridge's FDB has that MAC on that port.
-  using FdbHas = std::function<bool(int slot, uint16_t vlan, uint64_t mac)>;
-  VxlanTunnels(ReaderGrace& grace, FdbHas fdb_has) : grace_(grace), fdb_has_(std::move(fdb_has)) {}
+  VxlanTunnels(ReaderGrace& grace, TunnelFdb fdb) : grace_(grace), fdb_(std::move(fdb)) {}
   ~VxlanTunnels();
 
   // Port `slot` (type=vxlan, opened, not yet published): checked against its uplink, then
@@ -75,6 +91,12 @@ class VxlanTunnels {
     std::unique_ptr<VxlanRoutes> routes;  // the published set
     // Learned remote MACs and when they were learned (ageing spares the young).
     std::map<uint64_t, std::chrono::steady_clock::time_point> learned;
+    // evpn=1: the shadow VTEP; the local MACs written there; the remote MACs as last read
+    // (and installed); the FDB's version when the local MACs were last compared.
+    std::unique_ptr<EvpnShadow> evpn;
+    std::set<uint64_t> published;
+    std::map<uint64_t, in_addr_t> remote;
+    uint64_t fdb_version = ~uint64_t{0};
   };
   struct Demux {
     std::unique_ptr<UplinkDemux> demux;
@@ -92,9 +114,15 @@ class VxlanTunnels {
   void ApplyLearnNotes(Tunnel& t, std::chrono::steady_clock::time_point now);
   void AgeLearned(Tunnel& t, std::chrono::steady_clock::time_point now);
   void OpenQuietSocket(in_addr_t local, uint16_t port);
+  // evpn=1: the MACs the FDB has on local ports in the tunnel's VLAN, published; the
+  // remote MACs and flood list zebra installed, taken.
+  void PublishLocal(Tunnel& t);
+  void ImportRemote(Tunnel& t, std::chrono::steady_clock::time_point now);
+  // Whether a notification about a shadow device came (or some were lost).
+  bool EvpnEventsCame();
 
   ReaderGrace& grace_;
-  FdbHas fdb_has_;
+  TunnelFdb fdb_;
   std::unique_ptr<Underlay> underlay_;
   mutable absl::Mutex mu_;  // tunnels_ and demuxes_ against Snapshot
   std::map<int, Tunnel> tunnels_ ABSL_GUARDED_BY(mu_);
@@ -104,6 +132,10 @@ class VxlanTunnels {
   // with ICMP port unreachable. By (address, port).
   std::map<std::pair<in_addr_t, uint16_t>, int> quiet_sockets_;
   std::chrono::steady_clock::time_point next_resolve_{}, next_full_resolve_{}, next_age_{};
+  // evpn=1: neighbour notifications (zebra's writes), and when remote MACs were last read
+  // and refreshed in the FDB regardless.
+  std::unique_ptr<RtNetlink> evpn_events_;
+  std::chrono::steady_clock::time_point next_import_{}, next_refresh_{};
 };
 
 }  // namespace hvswitch

@@ -10,6 +10,8 @@
 #             forwarder: Forwarder::HandleBurst over ring ports with fuzzed port set-ups
 #             control: hvswitchctl requests (any bytes, root or --ctl_group member)
 #               against a stub bridge
+#             vxlan: frames on an uplink through VXLAN decapsulation and back out of the
+#               tunnels
 #     RUNS: inputs to try (default 1000000)
 #   deploy/fuzz.sh 300000                 the offload target, 300,000 inputs
 # CI runs each target for a bounded count through `meson test` (suite fuzz); a long run by
@@ -32,7 +34,8 @@ case "$target" in
   options) flags+=(-max_len=4096 -dict=tests/fuzz/options.dict); leaks=1 ;;
   forwarder) flags+=(-max_len=4096) ;;
   control) flags+=(-max_len=4096); leaks=1 ;;
-  *) echo "fuzz.sh: unknown target '$target' (offload, options, forwarder, control)" >&2
+  vxlan) flags+=(-max_len=8192) ;;
+  *) echo "fuzz.sh: unknown target '$target' (offload, options, forwarder, control, vxlan)" >&2
      exit 2 ;;
 esac
 if [ ! -f build-fuzz/build.ninja ]; then

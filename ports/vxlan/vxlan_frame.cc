@@ -10,6 +10,7 @@
 #include <rte_udp.h>
 #include <rte_vxlan.h>
 
+#include <cstddef>
 #include <cstring>
 
 namespace hvswitch {
@@ -30,22 +31,25 @@ bool IsFragment(const rte_ipv4_hdr* ip) {
 }  // namespace
 
 OuterTemplate BuildOuterTemplate(const OuterAddresses& a) {
+  // Written field by field at their offsets: the template's bytes have no alignment
+  // (the VXLAN header's words sit at offset 42).
   OuterTemplate t{};
-  auto* eth = reinterpret_cast<rte_ether_hdr*>(t.data());
-  std::memcpy(eth->dst_addr.addr_bytes, a.dst_mac.data(), 6);
-  std::memcpy(eth->src_addr.addr_bytes, a.src_mac.data(), 6);
-  eth->ether_type = RTE_BE16(RTE_ETHER_TYPE_IPV4);
-  auto* ip = reinterpret_cast<rte_ipv4_hdr*>(t.data() + kIpOffset);
-  ip->version_ihl = RTE_IPV4_VHL_DEF;
-  ip->time_to_live = 64;
-  ip->next_proto_id = IPPROTO_UDP;
-  ip->src_addr = a.src_ip;
-  ip->dst_addr = a.dst_ip;
-  auto* udp = reinterpret_cast<rte_udp_hdr*>(t.data() + kUdpOffset);
-  udp->dst_port = rte_cpu_to_be_16(a.udp_port);
-  auto* vxlan = reinterpret_cast<rte_vxlan_hdr*>(t.data() + kVxlanOffset);
-  vxlan->vx_flags = rte_cpu_to_be_32(uint32_t{kVxlanFlagI} << 24);
-  vxlan->vx_vni = rte_cpu_to_be_32(a.vni << 8);
+  uint8_t* p = t.data();
+  std::memcpy(p, a.dst_mac.data(), 6);
+  std::memcpy(p + 6, a.src_mac.data(), 6);
+  const rte_be16_t ipv4 = RTE_BE16(RTE_ETHER_TYPE_IPV4);
+  std::memcpy(p + 12, &ipv4, 2);
+  p[kIpOffset] = RTE_IPV4_VHL_DEF;
+  p[kIpOffset + offsetof(rte_ipv4_hdr, time_to_live)] = 64;
+  p[kIpOffset + offsetof(rte_ipv4_hdr, next_proto_id)] = IPPROTO_UDP;
+  std::memcpy(p + kIpOffset + offsetof(rte_ipv4_hdr, src_addr), &a.src_ip, 4);
+  std::memcpy(p + kIpOffset + offsetof(rte_ipv4_hdr, dst_addr), &a.dst_ip, 4);
+  const rte_be16_t port = rte_cpu_to_be_16(a.udp_port);
+  std::memcpy(p + kUdpOffset + offsetof(rte_udp_hdr, dst_port), &port, 2);
+  const rte_be32_t flags = rte_cpu_to_be_32(uint32_t{kVxlanFlagI} << 24);
+  const rte_be32_t vni = rte_cpu_to_be_32(a.vni << 8);
+  std::memcpy(p + kVxlanOffset, &flags, 4);
+  std::memcpy(p + kVxlanOffset + 4, &vni, 4);
   return t;
 }
 
@@ -142,11 +146,14 @@ OuterVerdict ParseOuter(const rte_mbuf* m, const LocalVteps& local, OuterInfo& i
       len < kIpOffset + ihl + sizeof(rte_udp_hdr) + sizeof(rte_vxlan_hdr)) {
     return OuterVerdict::kBadUdp;
   }
-  const auto* vxlan =
-      reinterpret_cast<const rte_vxlan_hdr*>(p + kIpOffset + ihl + sizeof(rte_udp_hdr));
+  // Read with memcpy: the header's words need not be aligned (an IPv4 header with options).
+  const uint8_t* vxlan = p + kIpOffset + ihl + sizeof(rte_udp_hdr);
+  rte_be32_t flags, vni;
+  std::memcpy(&flags, vxlan, 4);
+  std::memcpy(&vni, vxlan + 4, 4);
   // Reserved bits are ignored on receipt (RFC 7348 5); the I flag must be set.
-  if (!((rte_be_to_cpu_32(vxlan->vx_flags) >> 24) & kVxlanFlagI)) return OuterVerdict::kBadFlags;
-  info.vni = rte_be_to_cpu_32(vxlan->vx_vni) >> 8;
+  if (!((rte_be_to_cpu_32(flags) >> 24) & kVxlanFlagI)) return OuterVerdict::kBadFlags;
+  info.vni = rte_be_to_cpu_32(vni) >> 8;
   info.inner_offset =
       static_cast<uint16_t>(kIpOffset + ihl + sizeof(rte_udp_hdr) + sizeof(rte_vxlan_hdr));
   return OuterVerdict::kVxlan;

@@ -43,8 +43,12 @@ class OvsVtep:
         self.env = dict(os.environ, OVS_RUNDIR=self.dir, OVS_LOGDIR=self.dir,
                         OVS_DBDIR=self.dir, OVS_SYSCONFDIR=self.dir)
         self.procs = []
-        self._start_daemons()
-        self._build_bridges(vxlan_options or {})
+        try:
+            self._start_daemons()
+            self._build_bridges(vxlan_options or {})
+        except BaseException:
+            self.stop()
+            raise
 
     # --- the daemons ---------------------------------------------------------------------
 
@@ -115,12 +119,6 @@ class OvsVtep:
             raise AssertionError(f"ovs-appctl {' '.join(args)}: exit {r.returncode}: "
                                  f"{r.stderr.strip()}")
         return r.stdout
-
-    def interface_stats(self, iface):
-        """{rx_packets: N, tx_packets: N, ...} of an OVS interface."""
-        out = self.vsctl("get", "interface", iface, "statistics").strip().strip("{}")
-        return {k.strip(): int(v) for k, v in
-                (item.split("=") for item in out.split(",") if "=" in item)}
 
     def logs(self):
         out = []

@@ -1,7 +1,8 @@
 """VXLAN against the Linux kernel's: hvswitch on host A, a kernel bridge + vxlan device
 on host B (vxlan_topology.py), guests behind both.
 
-Ping (ARP) and ping6 (ND) both ways, TCP both ways (iperf3), a broadcast and an unknown
+Ping (ARP) and ping6 (ND) both ways, TCP both ways (iperf3; A's guest's super-frames
+segmented before the tunnel, none dropped for size), a broadcast and an unknown
 unicast crossing, the remote MACs learned behind B's VTEP; the underlay captured on B's
 veth and decoded by tshark (VNI, UDP port, outer IPv4 checksum good, UDP checksum good
 or absent as RFC 7348 allows, no ICMP port unreachable from A's kernel); malformed VXLAN
@@ -128,7 +129,16 @@ class KernelVtepTest(unittest.TestCase):
                                        vni="100", vtep=topo.B_IP), 1.0)
 
     def test_tcp_both_ways(self):
+        def segmented():
+            return self.sw.value("hvswitch_port_offload_total", port="vxlan100", kind="tso",
+                                 how="sw") or 0
+        before = segmented()
         self.assertGreater(topo.iperf3(N["gb"], N["ga"], topo.GB_IP, port=5301), 10 << 20)
+        # A's guest (a tap asked for TSO) sends super-frames: segmented before the tunnel,
+        # to its MTU; none crossed oversize (B's guest received the stream whole).
+        self.assertGreater(segmented(), before)
+        self.assertEqual(self.sw.value("hvswitch_port_transmit_drop_total", port="vxlan100",
+                                       reason="mtu") or 0, 0)
         self.assertGreater(topo.iperf3(N["ga"], N["gb"], topo.GA_IP, port=5302), 10 << 20)
 
     def test_broadcast_and_unknown_unicast_cross(self):

@@ -3,6 +3,7 @@ that matter:  make_seeds.py TARGET DIR
   offload: well-formed frames of every kind with each offload request (8 bytes of
            metadata, then the frame);
   options: port specs, command lines and config files of the README and the tests;
+  vxlan: frames on a VXLAN uplink, some wrapped in outer headers (tests/fuzz/vxlan_fuzz.cc).
   forwarder: port set-ups (VLANs, MTUs, limits, port security, offloads) with bursts of
            unicast, broadcast, tagged and offload frames (layout: tests/fuzz/forwarder_fuzz.cc)."""
 import os
@@ -144,6 +145,27 @@ def control_seeds(out):
         f.write(b"\n".join(CONTROL) + b"\n")
 
 
+# vxlan_fuzz: frames on the uplink, [segment size] [length LE] bytes; 0xfe 0xfe HOW
+# INNER: INNER wrapped in outer headers (tests/fuzz/vxlan_fuzz.cc).
+def vxlan_frame(body, piece=0):
+    return bytes([piece]) + struct.pack("<H", len(body)) + body
+
+
+def vxlan_seeds(out):
+    unicast = bytes.fromhex("02aa00000001" "02bb00000002" "0800") + bytes(46)
+    bcast = bytes.fromhex("ffffffffffff" "02bb00000003" "0806") + bytes(28)
+    seeds = {
+        "decap": vxlan_frame(b"\xfe\xfe\x00" + unicast),
+        "both_vnis": vxlan_frame(b"\xfe\xfe\x00" + bcast) + vxlan_frame(b"\xfe\xfe\x03" + bcast),
+        "split": vxlan_frame(b"\xfe\xfe\x01" + unicast, piece=20),
+        "bridge": vxlan_frame(unicast) + vxlan_frame(b"\xfe\xfe\x02" + frame(False, True, False, 300)),
+        "jumbo": vxlan_frame(b"\xfe\xfe\x00" + unicast[:12] + b"\x08\x00" + bytes(3000), piece=200),
+    }
+    for name, data in seeds.items():
+        with open(os.path.join(out, name), "wb") as f:
+            f.write(data)
+
+
 if __name__ == "__main__":
     {"offload": offload_seeds, "options": options_seeds, "forwarder": forwarder_seeds,
-     "control": control_seeds}[sys.argv[1]](sys.argv[2])
+     "control": control_seeds, "vxlan": vxlan_seeds}[sys.argv[1]](sys.argv[2])

@@ -103,10 +103,14 @@ absl::Status Bridge::Init() {
   };
   tunnel_fdb.remove = [this](uint64_t key) { learner_->Remove(key).IgnoreError(); };
   tunnels_ = std::make_unique<VxlanTunnels>(*quiescence_, std::move(tunnel_fdb));
-  // The startup ports are added as hvswitchctl adds ports, before the workers start.
-  for (const PortSpec& spec : config_.ports) {
-    status = AddPort(spec);
-    if (!status.ok()) return status;
+  // The startup ports are added as hvswitchctl adds ports, before the workers start;
+  // tunnels after the rest, whatever the order given: their uplinks must exist.
+  for (const bool tunnels : {false, true}) {
+    for (const PortSpec& spec : config_.ports) {
+      if ((spec.driver == &VxlanDriver()) != tunnels) continue;
+      status = AddPort(spec);
+      if (!status.ok()) return status;
+    }
   }
   for (const StaticMacSpec& mac : config_.static_macs) {
     status = AddStaticMac(mac);
@@ -337,6 +341,7 @@ void Bridge::StopWorkers() {
 Bridge::~Bridge() {
   StopWorkers();
   for (const PortDriver* driver : PortDrivers()) driver->OnWorkersRunning(nullptr);
+  tunnels_.reset();  // its receive callbacks sit on uplinks: before those close
   if (slots_ != nullptr) slots_->CloseAll();  // the devices, before their mbufs' pools go
   link_events_.reset();  // after the devices: closing one may still report its link
   workers_.clear();

@@ -136,15 +136,15 @@ void VxlanTunnels::Detach(int slot) {
   auto it = tunnels_.find(slot);
   if (it == tunnels_.end()) return;
   const uint16_t uplink = it->second.uplink.eth_port;
-  const VxlanRoutes* old = it->second.device.PublishRoutes(nullptr);
-  tunnels_.erase(it);  // frees `routes` once no worker reads it:
-  grace_.WaitForReaders();
-  (void)old;
+  // No worker sends to the port or polls it any more (the bridge unpublished it first):
+  // its routes and shadow VTEP go now; the demux, which may still hand it frames, after.
+  it->second.device.PublishRoutes(nullptr);
+  tunnels_.erase(it);
   auto demux = demuxes_.find(uplink);
   if (demux != demuxes_.end() && --demux->second.nb_tunnels == 0) {
     demuxes_.erase(demux);  // its destructor waits for the workers
   } else {
-    PublishDemux(uplink);
+    PublishDemux(uplink);  // waits for the workers
   }
 }
 

@@ -17,8 +17,9 @@ its namespace:
   advertises it, A1 reaches it behind B; the shadow devices gone once hvswitch stops.
 - MixedEvpnTest: host B is the plain Linux EVPN VTEP (a bridge with a VXLAN device,
   its guest on a veth): the same MAC exchange (zebra installs A's MACs in B's kernel),
-  pings both ways, no flooding once known, and removing the tunnel on A withdraws its
-  MACs and its VTEP from B and deletes the shadow devices.
+  pings both ways, no flooding once known; removing the tunnel on A withdraws its MACs
+  and its VTEP from B and deletes the shadow devices, adding it again (hvswitchctl vxlan
+  add) brings everything back.
 
 Guests run without IPv6 (no router solicitations or MLD reports of their own), so every
 frame they send is one a test asked for: the flood counters move only with the tests'
@@ -487,10 +488,13 @@ class MixedEvpnTest(EvpnTestBase):
             static_arp(n["gb"], "eth0", A1_IP, A1_MAC)
             self.assert_not_flooded(self.sw_a, topo.B_IP, [(n["ga"], B1_IP), (n["gb"], A1_IP)])
 
-    def test_5_tunnel_removed(self):
+    def test_5_tunnel_removed_and_added_again(self):
         """Last (it takes the tunnel away): the shadow devices go with the tunnel, and
-        with them A's MACs and A's VTEP from B."""
+        with them A's MACs and A's VTEP from B; added again at run time (hvswitchctl
+        vxlan add), all of it comes back: A1's MAC, still in A's FDB, is advertised
+        anew."""
         n = self.N
+        spec = f"{VNI},vlan=10,uplink=u,local={topo.A_IP},evpn=1,mtu={MTU}"
         with self.explained():
             self.frr_b.wait_macs(VNI, {A1_MAC: ("remote", topo.A_IP)})
             self.sw_a.ctl("vxlan", "del", str(VNI))
@@ -499,8 +503,20 @@ class MixedEvpnTest(EvpnTestBase):
             self.frr_b.wait_mac_gone(VNI, A1_MAC)
             frr_host.poll(lambda: topo.A_IP not in self.kernel_vxlan_fdb(), 10,
                           "A gone from the kernel VTEP's FDB (MACs and flood list)")
-            frr_host.poll(lambda: topo.A_IP not in remote_vteps(
-                self.frr_b.evpn_vni(VNI)), 10, "A gone from B's remote VTEPs")
+            frr_host.poll(lambda: topo.A_IP not in remote_vteps(self.frr_b.evpn_vni(VNI)),
+                          10, "A gone from B's remote VTEPs")
+
+            self.sw_a.ctl("vxlan", "add", spec)
+            wait_for(lambda: links(n["a"]) >= set(SHADOW.values()), 10,
+                     "the shadow devices back")
+            self.sw_a.wait_port_up(TUNNEL)
+            frr_host.poll(lambda: topo.A_IP in remote_vteps(self.frr_b.evpn_vni(VNI)),
+                          15, "A back in B's remote VTEPs")
+            self.frr_b.wait_macs(VNI, {A1_MAC: ("remote", topo.A_IP)})
+            wait_for(lambda: is_flood_vtep(self.sw_a, topo.B_IP), 15, "B in A's flood list")
+            self.wait_tunnel_macs(self.sw_a, [B1_MAC])
+            topo.ping(n["ga"], B1_IP)
+            topo.ping(n["gb"], A1_IP)
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstdio>
@@ -228,7 +229,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         rte_pktmbuf_read(kept[k], 0, kept[k]->pkt_len, bytes.data()));
     while (next < originals.size() &&
            !(originals[next].size() == kept[k]->pkt_len &&
-             std::memcmp(originals[next].data(), p, kept[k]->pkt_len) == 0)) {
+             std::equal(originals[next].begin(), originals[next].end(), p))) {
       ++next;
     }
     Require(next < originals.size(), "a frame left to the bridge is one received, untouched");

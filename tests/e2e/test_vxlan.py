@@ -229,6 +229,14 @@ class KernelVtepTest(unittest.TestCase):
         wait_for(lambda: self.sw.value("hvswitch_vxlan_decap_packets_total", uplink="u") >
                  packets_before, 10, "the well-formed frame decapsulated")
 
+    def test_metrics_pass_promtool(self):
+        text = in_netns(N["a"], "curl", "-sf", "-m", "5",
+                        f"http://127.0.0.1:{self.sw.metrics_port}/metrics")
+        self.assertIn("hvswitch_vxlan_vtep_packets_total", text)
+        check = subprocess.run(["promtool", "check", "metrics"], input=text,
+                               capture_output=True, text=True)
+        self.assertEqual(check.returncode, 0, check.stdout + check.stderr)
+
     def test_uplink_stays_while_a_tunnel_uses_it(self):
         r = self.sw.ctl("port", "del", "u", check=False, as_json=False)
         self.assertNotEqual(r.returncode, 0)

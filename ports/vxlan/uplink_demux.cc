@@ -71,6 +71,7 @@ uint16_t DemuxBurst(uint16_t, uint16_t queue, rte_mbuf** pkts, uint16_t nb_pkts,
     DecapCounter drop = DecapCounter::kCount;
     const UplinkDemux::Tunnel* tunnel = nullptr;
     switch (verdict) {
+      case OuterVerdict::kShort: drop = DecapCounter::k_short_frame; break;
       case OuterVerdict::kBadIpHeader: drop = DecapCounter::k_bad_ip; break;
       case OuterVerdict::kFragment: drop = DecapCounter::k_fragment; break;
       case OuterVerdict::kBadUdp: drop = DecapCounter::k_bad_udp; break;

@@ -30,7 +30,9 @@ namespace hvswitch {
 #define VXLAN_DECAP_COUNTERS(X)                                                        \
   X(packets, "VXLAN frames taken from the uplink and decapsulated")                    \
   X(bytes, "bytes of those frames, outer headers included")                           \
-  X(bad_ip, "dropped: outer IPv4 header short, its checksum or total length wrong")    \
+  X(short_frame, "dropped: shorter than its outer headers say (or they are not all in "  \
+                 "the first buffer)")                                                  \
+  X(bad_ip, "dropped: outer IPv4 header's length field or checksum wrong")              \
   X(fragment, "dropped: an outer IPv4 fragment")                                       \
   X(bad_udp, "dropped: UDP length wrong, or too short for VXLAN and an Ethernet header") \
   X(bad_flags, "dropped: VXLAN I flag not set")                                        \

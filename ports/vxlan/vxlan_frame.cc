@@ -116,34 +116,38 @@ uint16_t InnerFlowPort(const rte_mbuf* m) {
 
 OuterVerdict ParseOuter(const rte_mbuf* m, const LocalVteps& local, OuterInfo& info) {
   const uint32_t len = m->data_len;
-  if (len < kVxlanOverhead) return OuterVerdict::kNotVxlan;
+  if (len < kIpOffset + sizeof(rte_ipv4_hdr)) return OuterVerdict::kNotVxlan;
   const auto* p = rte_pktmbuf_mtod(m, const uint8_t*);
   uint16_t type;
   std::memcpy(&type, p + 12, 2);
   if (type != RTE_BE16(RTE_ETHER_TYPE_IPV4)) return OuterVerdict::kNotVxlan;
   const auto* ip = reinterpret_cast<const rte_ipv4_hdr*>(p + kIpOffset);
-  if (ip->next_proto_id != IPPROTO_UDP || (ip->version_ihl >> 4) != 4) {
+  if (ip->next_proto_id != IPPROTO_UDP || (ip->version_ihl >> 4) != 4 ||
+      !local.HasIp(ip->dst_addr)) {
     return OuterVerdict::kNotVxlan;
   }
+  // UDP to a VTEP address: VXLAN if to its port, and then every header must be whole.
   const uint32_t ihl = rte_ipv4_hdr_len(ip);
-  if (ihl < sizeof(rte_ipv4_hdr) || len < kIpOffset + ihl + sizeof(rte_udp_hdr)) {
-    // Too short for its own header: to a VTEP or not, no one can read it.
-    return local.HasIp(ip->dst_addr) ? OuterVerdict::kBadIpHeader : OuterVerdict::kNotVxlan;
-  }
+  if (ihl < sizeof(rte_ipv4_hdr)) return OuterVerdict::kBadIpHeader;
+  if (len < kIpOffset + ihl + sizeof(rte_udp_hdr)) return OuterVerdict::kShort;
   const auto* udp = reinterpret_cast<const rte_udp_hdr*>(p + kIpOffset + ihl);
   if (!local.Has(ip->dst_addr, udp->dst_port)) return OuterVerdict::kNotVxlan;
   info.src_ip = ip->src_addr;
   info.dst_ip = ip->dst_addr;
+  const uint32_t inner_offset = kIpOffset + ihl + sizeof(rte_udp_hdr) + sizeof(rte_vxlan_hdr);
+  if (len < inner_offset) return OuterVerdict::kShort;
   const uint32_t ip_len = rte_be_to_cpu_16(ip->total_length);
-  if (ip_len < ihl || kIpOffset + ip_len > m->pkt_len || rte_ipv4_cksum(ip) != 0) {
-    // rte_ipv4_cksum covers the 20-byte header: options are not checked (nor used).
-    return OuterVerdict::kBadIpHeader;
-  }
+  // The checksum: the device's verdict where it gives one, else computed (over the
+  // 20-byte header: options are neither checked nor used).
+  const uint64_t ip_csum = m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK;
+  const bool csum_bad = ip_csum == RTE_MBUF_F_RX_IP_CKSUM_BAD ||
+                        (ip_csum != RTE_MBUF_F_RX_IP_CKSUM_GOOD && rte_ipv4_cksum(ip) != 0);
+  if (ip_len < ihl || csum_bad) return OuterVerdict::kBadIpHeader;
+  if (kIpOffset + ip_len > m->pkt_len) return OuterVerdict::kShort;
   if (IsFragment(ip)) return OuterVerdict::kFragment;
   const uint32_t udp_len = rte_be_to_cpu_16(udp->dgram_len);
   if (udp_len != ip_len - ihl ||
-      udp_len < sizeof(rte_udp_hdr) + sizeof(rte_vxlan_hdr) + kInnerMinLength ||
-      len < kIpOffset + ihl + sizeof(rte_udp_hdr) + sizeof(rte_vxlan_hdr)) {
+      udp_len < sizeof(rte_udp_hdr) + sizeof(rte_vxlan_hdr) + kInnerMinLength) {
     return OuterVerdict::kBadUdp;
   }
   // Read with memcpy: the header's words need not be aligned (an IPv4 header with options).
@@ -154,8 +158,7 @@ OuterVerdict ParseOuter(const rte_mbuf* m, const LocalVteps& local, OuterInfo& i
   // Reserved bits are ignored on receipt (RFC 7348 5); the I flag must be set.
   if (!((rte_be_to_cpu_32(flags) >> 24) & kVxlanFlagI)) return OuterVerdict::kBadFlags;
   info.vni = rte_be_to_cpu_32(vni) >> 8;
-  info.inner_offset =
-      static_cast<uint16_t>(kIpOffset + ihl + sizeof(rte_udp_hdr) + sizeof(rte_vxlan_hdr));
+  info.inner_offset = static_cast<uint16_t>(inner_offset);
   return OuterVerdict::kVxlan;
 }
 

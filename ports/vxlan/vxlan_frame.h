@@ -52,7 +52,9 @@ uint16_t InnerFlowPort(const rte_mbuf* m);
 enum class OuterVerdict : uint8_t {
   kNotVxlan,     // not IPv4/UDP to a local VTEP on its port: the bridge's, as it is
   kVxlan,        // well-formed: vni and src_ip set, inner frame at inner_offset
-  kBadIpHeader,  // to a VTEP, but the IPv4 header is short, its checksum or lengths wrong
+  kShort,        // to a VTEP, but shorter than its headers say (or they are not all in
+                 // the first segment)
+  kBadIpHeader,  // to a VTEP, but the IPv4 header's length field or checksum is wrong
   kFragment,     // a fragment (VXLAN is never reassembled here)
   kBadUdp,       // UDP length not what the IP header says, or too short for VXLAN + Ethernet
   kBadFlags,     // the VXLAN I flag (a valid VNI) is not set
@@ -86,8 +88,9 @@ struct LocalVteps {
   }
 };
 
-// Which a frame received on an uplink is. The outer headers must lie in its first
-// segment (else not VXLAN to hvswitch: the bridge's, as any other frame).
+// Which a frame received on an uplink is: IPv4/UDP to a local VTEP address and port is
+// VXLAN, whole or counted as what is wrong with it; anything else is the bridge's. The
+// outer headers must lie in the frame's first segment.
 OuterVerdict ParseOuter(const rte_mbuf* m, const LocalVteps& local, OuterInfo& info);
 
 }  // namespace hvswitch

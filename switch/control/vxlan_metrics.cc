@@ -32,7 +32,7 @@ constexpr Named kDecapCounters[] = {
 #undef X
 };
 constexpr size_t kVtepDropsFrom = static_cast<size_t>(VtepCounter::k_unresolved);
-constexpr size_t kDecapDropsFrom = static_cast<size_t>(DecapCounter::k_bad_ip);
+constexpr size_t kDecapDropsFrom = static_cast<size_t>(DecapCounter::k_short_frame);
 
 std::vector<ClientMetric::Label> TunnelLabels(const VxlanSnapshot& t) {
   return {{"port", t.port}, {"vni", std::to_string(t.vni)}};

@@ -209,6 +209,7 @@ class KernelVtepTest(unittest.TestCase):
             "fragment": vxlan_frame(ua_mac, ub_mac, frag=0x2000),  # MF
             "bad_udp": vxlan_frame(ua_mac, ub_mac, udp_len_delta=-4),
             "bad_ip": vxlan_frame(ua_mac, ub_mac, bad_ip_checksum=True),
+            "short_frame": vxlan_frame(ua_mac, ub_mac)[:2 * 70],  # IP says 110 bytes more
         }
 
         def drops(reason):

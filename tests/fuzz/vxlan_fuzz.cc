@@ -174,7 +174,9 @@ rte_mbuf* Chain(const std::vector<uint8_t>& bytes, uint8_t piece) {
 
 uint64_t DecapTotal(const DecapTotals& t) {
   uint64_t sum = 0;
-  for (size_t i = static_cast<size_t>(DecapCounter::k_bad_ip); i < kNbDecapCounters; ++i) sum += t[i];
+  for (size_t i = static_cast<size_t>(DecapCounter::k_short_frame); i < kNbDecapCounters; ++i) {
+    sum += t[i];
+  }
   return sum + t[static_cast<size_t>(DecapCounter::k_packets)];
 }
 

@@ -187,7 +187,13 @@ TEST(VxlanFrameTest, MalformedOuterHeadersHaveTheirVerdicts) {
       {"IP checksum", [](std::vector<uint8_t>& f) { f[24] ^= 0x40; }, OuterVerdict::kBadIpHeader},
       {"IP length beyond the frame",
        [](std::vector<uint8_t>& f) { Put16(f, 16, static_cast<uint16_t>(f.size())); fix(f); },
-       OuterVerdict::kBadIpHeader},
+       OuterVerdict::kShort},
+      {"IP length short of its header",
+       [](std::vector<uint8_t>& f) { Put16(f, 16, 19); fix(f); }, OuterVerdict::kBadIpHeader},
+      {"cut inside the VXLAN header", [](std::vector<uint8_t>& f) { f.resize(46); },
+       OuterVerdict::kShort},
+      {"cut inside the UDP header", [](std::vector<uint8_t>& f) { f.resize(38); },
+       OuterVerdict::kShort},
       {"more fragments", [](std::vector<uint8_t>& f) { Put16(f, 20, 0x2000); fix(f); },
        OuterVerdict::kFragment},
       {"fragment offset", [](std::vector<uint8_t>& f) { Put16(f, 20, 0x0010); fix(f); },
@@ -213,10 +219,21 @@ TEST(VxlanFrameTest, MalformedOuterHeadersHaveTheirVerdicts) {
     EXPECT_EQ(ParseOuter(m, Local(), info), c.want) << c.what;
     rte_pktmbuf_free(m);
   }
-  // Shorter than the outer headers: not taken for VXLAN at all.
-  rte_mbuf* m = ToMbuf(p.pool, std::vector<uint8_t>(good.begin(), good.begin() + 49));
+  // Shorter than an IPv4 header: nobody can tell it is VXLAN; the bridge's.
+  rte_mbuf* m = ToMbuf(p.pool, std::vector<uint8_t>(good.begin(), good.begin() + 33));
   OuterInfo info;
   EXPECT_EQ(ParseOuter(m, Local(), info), OuterVerdict::kNotVxlan);
+  rte_pktmbuf_free(m);
+  // The device says the IPv4 checksum is good or bad: taken as it says.
+  std::vector<uint8_t> bytes = good;
+  bytes[24] ^= 0x40;
+  m = ToMbuf(p.pool, bytes);
+  m->ol_flags |= RTE_MBUF_F_RX_IP_CKSUM_GOOD;
+  EXPECT_EQ(ParseOuter(m, Local(), info), OuterVerdict::kVxlan);
+  rte_pktmbuf_free(m);
+  m = ToMbuf(p.pool, good);
+  m->ol_flags |= RTE_MBUF_F_RX_IP_CKSUM_BAD;
+  EXPECT_EQ(ParseOuter(m, Local(), info), OuterVerdict::kBadIpHeader);
   rte_pktmbuf_free(m);
 }
 

@@ -34,7 +34,7 @@ OuterTemplate BuildOuterTemplate(const OuterAddresses& a) {
   // Written field by field at their offsets: the template's bytes have no alignment
   // (the VXLAN header's words sit at offset 42).
   OuterTemplate t{};
-  uint8_t* p = t.data();
+  uint8_t* p = t.bytes.data();
   std::memcpy(p, a.dst_mac.data(), 6);
   std::memcpy(p + 6, a.src_mac.data(), 6);
   const rte_be16_t ipv4 = RTE_BE16(RTE_ETHER_TYPE_IPV4);
@@ -50,6 +50,7 @@ OuterTemplate BuildOuterTemplate(const OuterAddresses& a) {
   const rte_be32_t vni = rte_cpu_to_be_32(a.vni << 8);
   std::memcpy(p + kVxlanOffset, &flags, 4);
   std::memcpy(p + kVxlanOffset + 4, &vni, 4);
+  t.ip_sum = rte_raw_cksum(p + kIpOffset, sizeof(rte_ipv4_hdr));  // length, id, checksum 0
   return t;
 }
 
@@ -57,13 +58,18 @@ bool Encapsulate(rte_mbuf* m, const OuterTemplate& outer, uint16_t src_port, uin
                  bool udp_checksum) {
   auto* p = reinterpret_cast<uint8_t*>(rte_pktmbuf_prepend(m, kVxlanOverhead));
   if (p == nullptr) return false;
-  std::memcpy(p, outer.data(), kVxlanOverhead);
+  std::memcpy(p, outer.bytes.data(), kVxlanOverhead);
   auto* ip = reinterpret_cast<rte_ipv4_hdr*>(p + kIpOffset);
   auto* udp = reinterpret_cast<rte_udp_hdr*>(p + kUdpOffset);
   const uint32_t ip_len = m->pkt_len - kIpOffset;
-  ip->total_length = rte_cpu_to_be_16(static_cast<uint16_t>(ip_len));
-  ip->packet_id = rte_cpu_to_be_16(ip_id);
-  ip->hdr_checksum = rte_ipv4_cksum(ip);
+  const rte_be16_t total_length = rte_cpu_to_be_16(static_cast<uint16_t>(ip_len));
+  const rte_be16_t packet_id = rte_cpu_to_be_16(ip_id);
+  ip->total_length = total_length;
+  ip->packet_id = packet_id;
+  // The template's sum and this frame's two fields, folded (what rte_ipv4_cksum would
+  // compute over the whole header).
+  ip->hdr_checksum = static_cast<uint16_t>(
+      ~__rte_raw_cksum_reduce(outer.ip_sum + total_length + packet_id));
   udp->src_port = rte_cpu_to_be_16(src_port);
   udp->dgram_len = rte_cpu_to_be_16(static_cast<uint16_t>(ip_len - sizeof(rte_ipv4_hdr)));
   if (udp_checksum) udp->dgram_cksum = rte_ipv4_udptcp_cksum_mbuf(m, ip, kUdpOffset);

@@ -20,7 +20,14 @@ inline constexpr uint32_t kVxlanOverhead = 50;
 // The inner frame's smallest: an Ethernet header.
 inline constexpr uint32_t kInnerMinLength = 14;
 
-using OuterTemplate = std::array<uint8_t, kVxlanOverhead>;
+// The 50 bytes every frame to one VTEP starts with, and the one's complement sum
+// (rte_raw_cksum) of its IPv4 header as far as every frame shares it: each adds its
+// length and id, so that a frame's header checksum costs a few additions, not a pass over
+// the header.
+struct OuterTemplate {
+  std::array<uint8_t, kVxlanOverhead> bytes{};
+  uint32_t ip_sum = 0;
+};
 
 // Addresses in network byte order as they go on the wire; MACs as 6 bytes.
 struct OuterAddresses {
@@ -30,8 +37,8 @@ struct OuterAddresses {
   uint32_t vni = 0;
 };
 
-// The 50 bytes every frame to that VTEP starts with; lengths, IP id and checksum, UDP
-// source port and checksum are the frame's own (Encapsulate).
+// The template of a VTEP; lengths, IP id and checksum, UDP source port and checksum are
+// each frame's own (Encapsulate).
 OuterTemplate BuildOuterTemplate(const OuterAddresses& a);
 
 // Prepends `outer` to `m` (which must be unshared and have 50 bytes of headroom), with

@@ -65,6 +65,12 @@ struct alignas(RTE_CACHE_LINE_SIZE) VxlanTxQueue {
   VxlanPrivate* dev;
   uint16_t qid;
   uint16_t ip_id;
+  // The last remote MAC found and its VTEP, at cached_version of the remote table: a
+  // burst all to it (a conversation) skips the table.
+  uint64_t cached_dst;
+  uint64_t cached_version;
+  uint16_t cached_vtep;
+  bool cached;
   QueueCounter packets, bytes, flooded, no_flood_list, no_uplink;
   VtepQueueCounters vteps[kMaxVteps];
 };
@@ -114,15 +120,24 @@ void SendOut(VxlanTxQueue& q, Outgoing& out) {
   if (lock != nullptr) rte_spinlock_lock(lock);
   const uint16_t sent = rte_eth_tx_burst(up.eth_port, queue, out.pkts, out.n);
   if (lock != nullptr) rte_spinlock_unlock(lock);
-  for (uint16_t i = 0; i < out.n; ++i) {
-    VtepQueueCounters& c = q.vteps[out.vtep[i]];
-    if (i < sent) {
-      c.Add(VtepCounter::k_tx_packets, 1);
-      c.Add(VtepCounter::k_tx_bytes, out.len[i]);
-    } else {
-      c.Add(VtepCounter::k_uplink_full, 1);
+  // Counted per run of one VTEP (a burst is mostly one).
+  uint16_t run_vtep = out.vtep[0];
+  uint64_t packets = 0, bytes = 0;
+  for (uint16_t i = 0; i < sent; ++i) {
+    if (out.vtep[i] != run_vtep) {
+      q.vteps[run_vtep].Add(VtepCounter::k_tx_packets, packets);
+      q.vteps[run_vtep].Add(VtepCounter::k_tx_bytes, bytes);
+      run_vtep = out.vtep[i];
+      packets = bytes = 0;
     }
+    ++packets;
+    bytes += out.len[i];
   }
+  if (packets != 0) {
+    q.vteps[run_vtep].Add(VtepCounter::k_tx_packets, packets);
+    q.vteps[run_vtep].Add(VtepCounter::k_tx_bytes, bytes);
+  }
+  for (uint16_t i = sent; i < out.n; ++i) q.vteps[out.vtep[i]].Add(VtepCounter::k_uplink_full, 1);
   if (sent < out.n) rte_pktmbuf_free_bulk(out.pkts + sent, out.n - sent);
   out.n = 0;
 }
@@ -190,25 +205,42 @@ uint16_t TxBurst(void* queue, rte_mbuf** pkts, uint16_t nb_pkts) {
     rte_pktmbuf_free_bulk(pkts, nb_pkts);
     return nb_pkts;
   }
+  const uint64_t version = d.remote_version.load(std::memory_order_acquire);
+  if (version != q.cached_version) q.cached = false;
   uint64_t bytes = 0;
   Outgoing out;
   for (uint16_t base = 0; base < nb_pkts; base += kBulk) {
     const uint16_t n = std::min<uint16_t>(kBulk, nb_pkts - base);
     rte_mbuf** m = pkts + base;
     uint64_t macs[kBulk];
-    const void* keys[kBulk];
     void* data[kBulk];
     uint64_t group = 0;
+    bool all_cached = q.cached;
     for (uint16_t i = 0; i < n; ++i) {
       bytes += m[i]->pkt_len;
       macs[i] = m[i]->data_len >= RTE_ETHER_HDR_LEN ? LoadMac(rte_pktmbuf_mtod(m[i], uint8_t*))
                                                     : 1;  // a runt: flooded as a group frame
       group |= (macs[i] & 1) << i;  // I/G bit: the first byte's lowest
-      keys[i] = &macs[i];
+      all_cached &= macs[i] == q.cached_dst;
     }
-    uint64_t hits = 0;
-    rte_hash_lookup_bulk_data(d.remote, keys, n, &hits, data);
-    hits &= ~group;
+    uint64_t hits;
+    if (all_cached) {
+      hits = (uint64_t{1} << n) - 1;  // n <= kBulk < 64
+      for (uint16_t i = 0; i < n; ++i) data[i] = reinterpret_cast<void*>(uintptr_t{q.cached_vtep});
+    } else {
+      const void* keys[kBulk];
+      for (uint16_t i = 0; i < n; ++i) keys[i] = &macs[i];
+      hits = 0;
+      rte_hash_lookup_bulk_data(d.remote, keys, n, &hits, data);
+      hits &= ~group;
+      if (hits != 0) {
+        const int last = 63 - __builtin_clzll(hits);
+        q.cached_dst = macs[last];
+        q.cached_vtep = static_cast<uint16_t>(reinterpret_cast<uintptr_t>(data[last]));
+        q.cached_version = version;
+        q.cached = true;
+      }
+    }
     for (uint16_t i = 0; i < n; ++i) {
       if ((hits >> i) & 1) {
         const auto vtep = static_cast<uint16_t>(reinterpret_cast<uintptr_t>(data[i]));

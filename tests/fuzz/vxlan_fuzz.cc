@@ -126,7 +126,7 @@ void Init() {
 // Outer headers around `inner` (the fuzzer's head start).
 std::vector<uint8_t> Wrap(const uint8_t* inner, size_t len, uint8_t how) {
   const OuterTemplate outer = Template(kVteps[(how >> 1) & 1], kVnis[how & 1]);
-  std::vector<uint8_t> f(outer.begin(), outer.end());
+  std::vector<uint8_t> f(outer.bytes.begin(), outer.bytes.end());
   f.insert(f.end(), inner, inner + len);
   std::swap_ranges(f.begin(), f.begin() + 6, f.begin() + 6);  // to us, from the VTEP
   const uint16_t ip_len = htons(static_cast<uint16_t>(f.size() - 14));

@@ -337,6 +337,21 @@ TEST_F(VxlanDeviceTest, UnicastToTheRemoteMacsVtepFloodToEveryVtep) {
   EXPECT_EQ(device_->TunnelSums()[size_t(TunnelCounter::k_flooded)], 1u);
   EXPECT_EQ(device_->VtepSums(1)[size_t(VtepCounter::k_tx_packets)], 2u);
   EXPECT_EQ(device_->VtepSums(0)[size_t(VtepCounter::k_tx_packets)], 1u);
+
+  // The queue remembers the last remote MAC it found: a move to another VTEP, and a
+  // removal, are seen at the next frame all the same.
+  ASSERT_TRUE(device_->SetRemoteMac(MacOf(known, 0), 0));
+  EXPECT_EQ(Send(known), 1);
+  sent = uplink_->TakeSent();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(std::memcmp(Bytes(sent[0]).data() + 30, &kRemote, 4), 0);
+  rte_pktmbuf_free_bulk(sent.data(), static_cast<unsigned>(sent.size()));
+  device_->RemoveRemoteMac(MacOf(known, 0));
+  device_->ReclaimRemoved();
+  EXPECT_EQ(Send(known), 1);
+  sent = uplink_->TakeSent();
+  EXPECT_EQ(sent.size(), 2u);  // flooded
+  rte_pktmbuf_free_bulk(sent.data(), static_cast<unsigned>(sent.size()));
 }
 
 TEST_F(VxlanDeviceTest, AnUnresolvedVtepsFramesAreCounted) {

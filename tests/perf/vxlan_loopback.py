@@ -36,44 +36,53 @@ Topologies (--topology):
   ring   each switch on a CPU of its own (A on --ring-cpus' first, B on its second), no
          guest while measuring: A's port l1 and B's port l1 are joined by a memif link,
          and the tunnel (or, plain, a second memif link l2) closes the ring. Frames
-         injected once (--inflight bursts of 32, by a testpmd guest on a port `g` that is
-         then removed) go round for ever: A receives them on l1 and sends them into the
-         tunnel (encapsulation), B receives them from the tunnel (decapsulation) and
-         sends them on l1 back to A. So A's core does only encapsulating passes and B's
-         only decapsulating ones, each measured on a core of its own, against plain passes
-         (l1 -> l2) on both. The destination MAC is static in both FDBs (and OVS's); for
-         hvswitch a frame from B's `g` first teaches A's tunnel that MAC as a remote MAC
-         behind B's VTEP, so that A's encapsulation takes the known-unicast path (a hash
-         hit) as real traffic does. Switches poll (--idle=poll, pmd-maxsleep=0). Mpps:
-         passes a second on A (the ring's rate, = B's).
+         injected once (--inflight bursts of 32, by testpmd guests on ports `g` that are
+         then removed) go round for ever, their destination MACs static in both FDBs (and
+         OVS's, fdb/add). --flow both (default): one stream each way round, so each core
+         encapsulates and decapsulates equally (each tunnel learns the other stream's
+         source as a remote MAC: known unicast, a hash hit, as real traffic) and is the
+         ring's bottleneck half the time: its cycles per pass are (encap + decap) / 2,
+         the figure to set against a plain pass. --flow one: A only encapsulates (l1 ->
+         tunnel), B only decapsulates (tunnel -> l1); a frame from B's `g` first teaches
+         A's tunnel the destination as a remote MAC behind B. Switches poll (--idle=poll,
+         pmd-maxsleep=0). Mpps: passes a second on A (the ring's rate, = B's).
 
 Per slice: Mpps; per switch core, TSC cycles per packet: `busy` (hvswitch: what
 hvswitch_core_busy_cycles_total counts, poll calls that returned frames and their work;
 OVS: pmd-stats-show's processing cycles over packets received; testpmd: its
---record-core-cycles) and, for hvswitch, `awake` (all the worker's loop cycles but its
-sleeps, empty polls included). hvswitch's `busy` does NOT count the decapsulation: the
+--record-core-cycles) and `awake` (hvswitch: all the worker's loop cycles but its
+sleeps, empty polls included; OVS: processing + idle cycles). hvswitch's `busy` does NOT count the decapsulation: the
 uplink's receive callback takes every VXLAN frame out of the burst, the uplink's poll
-returns 0 and the worker counts that call as idle; `awake` does count it (in the ring's
-poll mode, `awake` is the decapsulating core's whole cost, the only idle polls being those
-its peer leaves it).
+returns 0 and the worker counts that call (the uplink's receive and the callback's work)
+as idle; `awake` counts everything. In the ring (poll mode) `awake` per pass is the
+ring's period, the same on both cores: a switch's own cost when it is the bottleneck,
+i.e. with --flow both, where both cores do the same work, the cost of an average pass.
+Each round is classified by the placement probe of design-notes.md (a cache line bounced
+between CPU 0 and CPU 1 for 0.2 s, all set-ups paused, before and after the round:
+~100 ns "near" or ~500 ns "far"), and the medians are also given per class.
 
---instructions: instead of timing, valgrind --tool=callgrind on one hvswitch of the ring
-(A: encapsulating passes, B: decapsulating; --toggle-collect='*Worker::Run*', as
-memif_instructions.py), against the plain ring: instructions per pass, and the inclusive
-instructions of the tunnel's functions per pass. The switch under valgrind is the ring's
-bottleneck, so its polls find full bursts.
+--instructions: instead of timing, valgrind --tool=callgrind on one hvswitch of the
+--flow one ring (A: encapsulating passes, B: decapsulating; --toggle-collect=
+'*Worker::Run*', as memif_instructions.py), against the plain ring: instructions per
+pass, and the inclusive instructions of the tunnel's functions per pass (callgrind's
+files kept in --cg-dir). The switch under valgrind is the ring's bottleneck, so its polls
+find full bursts.
+
+--idle-cpu: the guest topology's two hvswitch pairs with no traffic (guests absent):
+each process's CPU and its worker's wake-ups, VXLAN pair against plain pair.
 
 usage: vxlan_loopback.py [--topology guest|ring] [--sizes 64,1518] [--rounds 8]
                          [--slice 2] [--setups hvs-vxlan,hvs-plain,ovs-vxlan,ovs-plain]
                          [--switch-cpu 1] [--guest-cpu 0] [--ring-cpus 0,1]
-                         [--inflight 8] [--ovs-maxsleep N] [--idle sleep|poll]
-                         [--instructions [--seconds 20]] [--json FILE]
+                         [--flow both|one] [--inflight 8] [--seed 8]
+                         [--ovs-maxsleep N] [--idle sleep|poll]
+                         [--instructions [--seconds 20] [--cg-dir DIR]]
+                         [--idle-cpu [--seconds 10]] [--json FILE]
 Needs root (namespaces), openvswitch-switch-dpdk for the OVS set-ups, valgrind for
 --instructions. HVSWITCH / HVSWITCHCTL (environment): the binaries measured.
 Run it under `flock /tmp/cpu-bench.lock flock /tmp/e2e.lock`.
 """
 import argparse
-import glob
 import json
 import os
 import re
@@ -101,6 +110,7 @@ S_MAC = lb.MAC0                  # the ring's source (A's injector)
 X_MAC = lb.MAC1                  # the ring's destination (B's injector's own MAC)
 Y_MAC = "02:00:00:00:01:77"      # where B's teaching frame goes: dropped at A
 OVS_PHY_MAC = {"a": "02:00:00:0a:00:01", "b": "02:00:00:0a:00:02"}
+PLACEMENT_NS = 250               # probe round trips below: the CPUs are near each other
 UPLINK_MTU = 1550                # a 1500-byte inner MTU + 50 bytes of VXLAN headers
 
 namespaces = []    # made here, deleted by cleanup()
@@ -217,6 +227,77 @@ def inject(name, sock, mac, peer, bursts, size, queues=1):
     finally:
         g.p.stdin.close()
         lb.stop_process(g.p)
+
+
+# The placement probe of design-notes.md ("Measuring on this machine"): a cache line
+# bounced between the two CPUs for 0.2 s while every set-up is paused; its round trip is
+# ~100 ns or ~500 ns here, and the same forwarding runs at very different speeds in the
+# two placements.
+PROBE_C = r"""
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+static _Alignas(64) _Atomic long line;
+static _Atomic int stop;
+static void pin(int cpu) {
+  cpu_set_t set; CPU_ZERO(&set); CPU_SET(cpu, &set);
+  pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
+static void* pong(void* arg) {
+  pin(*(int*)arg);
+  long want = 1;
+  while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+    if (atomic_load_explicit(&line, memory_order_acquire) == want) {
+      atomic_store_explicit(&line, want + 1, memory_order_release);
+      want += 2;
+    }
+  }
+  return NULL;
+}
+int main(int argc, char** argv) {
+  int cpu[2] = {atoi(argv[1]), atoi(argv[2])};
+  double seconds = atof(argv[3]), elapsed;
+  pthread_t t;
+  pthread_create(&t, NULL, pong, &cpu[1]);
+  pin(cpu[0]);
+  struct timespec a, b;
+  clock_gettime(CLOCK_MONOTONIC, &a);
+  long v = 0, n = 0;
+  do {
+    for (int i = 0; i < 1000; ++i, ++n) {
+      atomic_store_explicit(&line, v + 1, memory_order_release);
+      v += 2;
+      while (atomic_load_explicit(&line, memory_order_acquire) != v) {}
+    }
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    elapsed = (b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9;
+  } while (elapsed < seconds);
+  atomic_store(&stop, 1);
+  pthread_join(t, NULL);
+  printf("%.1f\n", elapsed / n * 1e9);
+  return 0;
+}
+"""
+_probe_bin = None
+
+
+def probe_ns():
+    """The round trip of a cache line between CPU 0 and CPU 1, ns."""
+    global _probe_bin
+    if _probe_bin is None:
+        d = tempfile.mkdtemp(prefix="hvs-vxl-probe-")
+        with open(os.path.join(d, "probe.c"), "w") as f:
+            f.write(PROBE_C)
+        _probe_bin = os.path.join(d, "probe")
+        subprocess.run(["gcc", "-O2", "-pthread", "-o", _probe_bin,
+                        os.path.join(d, "probe.c")], check=True)
+    out = subprocess.run([_probe_bin, "0", "1", "0.2"], capture_output=True, text=True,
+                         check=True).stdout
+    return float(out)
 
 
 # ---------------------------------------------------------------------------------------
@@ -649,7 +730,10 @@ def timing(args, size):
         cyc = {n: {s: ([], []) for s in "ab"} for n in names}
         by = {p.name: p for p in pairs}
         row = {}
+        probes = []
         for r, n in lb.turns(names, args.rounds):
+            if not row:
+                probes.append(probe_ns())
             rate, per = by[n].measure(args.slice)
             mpps[n].append(rate)
             for s in "ab":
@@ -657,11 +741,14 @@ def timing(args, size):
                 cyc[n][s][1].append(per[s][1])
             row[n] = {"mpps": rate, "cycles": per}
             if len(row) == len(names):
+                after = probe_ns()
+                row["probe_ns"] = [probes[-1], after]
                 line = "   ".join(
                     f"{k} {row[k]['mpps']:5.2f} Mpps A {fmt(row[k]['cycles']['a'][0])}"
                     f"/{fmt(row[k]['cycles']['a'][1])} B {fmt(row[k]['cycles']['b'][0])}"
                     f"/{fmt(row[k]['cycles']['b'][1])}" for k in names)
-                print(f"{size} B round {r + 1}: {line}", flush=True)
+                print(f"{size} B round {r + 1} (probe {probes[-1]:.0f}/{after:.0f} ns): "
+                      f"{line}", flush=True)
                 rounds.append(row)
                 row = {}
     finally:
@@ -674,7 +761,7 @@ def timing(args, size):
                "cycles": {n: {s: [med(cyc[n][s][0]), med(cyc[n][s][1])] for s in "ab"}
                           for n in names}, "ratios": {}}
     print(f"# {size} B, medians over {args.rounds} rounds (cycles per packet on each switch "
-          f"core: busy/awake; awake: hvswitch only):")
+          f"core, busy/awake; OVS's awake: processing + idle cycles; testpmd: busy only):")
     for n in names:
         c = summary["cycles"][n]
         print(f"  {n:11s} {summary['mpps'][n]:6.2f} Mpps   A {fmt(c['a'][0]):>6}/"
@@ -689,6 +776,36 @@ def timing(args, size):
                 "median": med(per_round), "min": min(per_round), "max": max(per_round)}
             print(f"  Mpps {a} / {b}: median of per-round ratios {med(per_round):.2f} "
                   f"(min {min(per_round):.2f}, max {max(per_round):.2f})")
+
+    def cycles(x, n):  # a round's cycles per packet of a set-up: both cores' mean
+        i = 0 if n == "testpmd-io" else 1
+        return (x[n]["cycles"]["a"][i] + x[n]["cycles"]["b"][i]) / 2
+    for a, b in (("hvs-vxlan", "hvs-plain"), ("ovs-vxlan", "ovs-plain"),
+                 ("ovs-vxlan", "hvs-vxlan"), ("ovs-plain", "hvs-plain")):
+        if a in names and b in names:
+            r = [cycles(x, a) / cycles(x, b) for x in rounds]
+            d = [cycles(x, a) - cycles(x, b) for x in rounds]
+            summary["ratios"][f"cycles {a}/{b}"] = {"median": med(r), "min": min(r),
+                                                     "max": max(r), "difference": med(d)}
+            print(f"  cycles per packet (awake) {a} / {b}: median of per-round ratios "
+                  f"{med(r):.2f} (min {min(r):.2f}, max {max(r):.2f}); difference "
+                  f"{med(d):+.0f}")
+    # By placement: rounds whose probes before and after agree (both under or both over
+    # PLACEMENT_NS), medians of each class.
+    for label, fast in (("near", True), ("far", False)):
+        sel = [x for x in rounds if all((p < PLACEMENT_NS) == fast for p in x["probe_ns"])]
+        if not sel:
+            continue
+        cyc_line = "  ".join(
+            f"{n} {med([x[n]['mpps'] for x in sel]):.2f} Mpps "
+            f"{med([x[n]['cycles'][s][i] for x in sel for s in 'ab']):.0f} cyc"
+            for n in names for i in (0 if n == "testpmd-io" else 1,))
+        print(f"  {label} placement (probe {'<' if fast else '>='} {PLACEMENT_NS} ns before "
+              f"and after, {len(sel)} rounds; cycles: awake, testpmd busy): {cyc_line}")
+        for a, b in pairs_of:
+            if a in names and b in names:
+                r = [x[a]["mpps"] / x[b]["mpps"] for x in sel if x[b]["mpps"] > 0]
+                print(f"    Mpps {a} / {b}: {med(r):.2f} (min {min(r):.2f}, max {max(r):.2f})")
     return summary
 
 
@@ -758,8 +875,11 @@ def annotate(out):
     instructions (a plugin without symbols here: its functions are ???:0x...)."""
     found = {}
     for inclusive in (True, False):
+        # cwd "/": run from the source tree, callgrind_annotate also lists a function's
+        # code under relative paths it resolves there (build/../x.cc), a second entry.
         text = subprocess.run(["callgrind_annotate", f"--inclusive={'yes' if inclusive else 'no'}",
-                               "--threshold=100", out], capture_output=True, text=True).stdout
+                               "--threshold=100", out], capture_output=True, text=True,
+                              cwd="/").stdout
         for line in text.splitlines():
             m = LINE.match(line)
             if not m:
@@ -769,13 +889,11 @@ def annotate(out):
                 if "net_memif" in obj:
                     found[MEMIF] = found.get(MEMIF, 0) + ir
                 continue
-            if not obj:
-                # A function's part from another source file (an inlined header): already
-                # in its whole's inclusive figure, the line that names the object.
-                continue
             for _, want in FUNCTIONS:
+                # A function is listed once per source file its code comes from (inlined
+                # headers); the entry of its own file includes the others: the largest.
                 if fn.startswith(want + "(") or fn == want:
-                    found[want] = found.get(want, 0) + ir
+                    found[want] = max(found.get(want, 0), ir)
     return found
 
 
@@ -798,8 +916,16 @@ def instructions_run(args, name, side, size):
         sw.wait(600)
     finally:
         cleanup([pair])
-    with open(out) as f:
-        m = re.search(r"^(?:summary|totals): (\d+)", f.read(), re.M)
+    # callgrind's file is whole once its last line (totals) is there and it stops growing.
+    size = -1
+    for _ in range(120):
+        with open(out) as f:
+            text = f.read()
+        if re.search(r"^totals: \d+", text, re.M) and len(text) == size:
+            break
+        size = len(text)
+        time.sleep(1)
+    m = re.search(r"^totals: (\d+)", text, re.M)
     funcs = annotate(out)
     return int(m.group(1)), packets, funcs
 
@@ -823,7 +949,8 @@ def instructions(args):
                     if fn in funcs:
                         print(f"        {label:38s} {funcs[fn] / max(packets, 1):8.1f}")
         for side, what in (("a", "encapsulating pass"), ("b", "decapsulating pass")):
-            v, p = results[(size, "hvs-vxlan", side)]["per"], results[(size, "hvs-plain", side)]["per"]
+            v = results[(size, "hvs-vxlan", side)]["per"]
+            p = results[(size, "hvs-plain", side)]["per"]
             print(f"{size:5d} B {what}: {v:.0f} vs plain {p:.0f} instructions, "
                   f"{v / p:.2f}x (+{v - p:.0f})")
         enc, dec = (results[(size, "hvs-vxlan", s)]["per"] for s in "ab")
@@ -891,6 +1018,8 @@ def main():
             result = [timing(args, int(s)) for s in args.sizes.split(",")]
     finally:
         cleanup([])
+        if _probe_bin is not None:
+            shutil.rmtree(os.path.dirname(_probe_bin), ignore_errors=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(result, f, indent=1)

@@ -107,7 +107,11 @@ uint16_t InnerFlowPort(const rte_mbuf* m) {
     } else if (type == RTE_BE16(RTE_ETHER_TYPE_IPV6) &&
                len >= kIpOffset + sizeof(rte_ipv6_hdr) + 4) {
       const auto* ip = reinterpret_cast<const rte_ipv6_hdr*>(p + kIpOffset);
-      hash = rte_hash_crc(ip->src_addr, 32, hash);  // source and destination
+      // rte_hash_crc loads 8 bytes at a time: the addresses (2-byte aligned in the frame)
+      // are copied to an aligned buffer first.
+      uint64_t addresses[4];
+      std::memcpy(addresses, ip->src_addr, sizeof(addresses));  // source and destination
+      hash = rte_hash_crc(addresses, sizeof(addresses), hash);
       if (ip->proto == IPPROTO_TCP || ip->proto == IPPROTO_UDP) {
         uint32_t both;
         std::memcpy(&both, p + kIpOffset + sizeof(rte_ipv6_hdr), 4);

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "ports/guard_keys.h"
 #include "ports/spec_keys.h"
 
 namespace hvswitch {
@@ -246,6 +247,7 @@ absl::Status ApplyField(absl::string_view field, PortSpec& spec, KeysGiven& give
   std::pair<absl::string_view, absl::string_view> kv =
       absl::StrSplit(field, absl::MaxSplits('=', 1));
   const SpecKey* key = FindKey(std::span<const SpecKey>(kSharedKeys), kv.first);
+  if (key == nullptr) key = FindKey(GuardKeys(), kv.first);
   if (key == nullptr) key = FindDriverKey(spec, kv.first);
   if (key == nullptr) return SpecError(spec.name, absl::StrCat("unknown key '", kv.first, "'"));
   // Every key takes a value: a bare `trunk` or `mac` would otherwise be an empty list that
@@ -274,7 +276,9 @@ absl::Status CheckKeys(const PortSpec& spec, const KeysGiven& given) {
   if (!given.contains("type")) {
     return SpecError(spec.name, absl::StrCat("missing type= (", TypeList(), ")"));
   }
-  absl::Status status = spec.driver->Check(spec, given);
+  absl::Status status = CheckGuardKeys(spec, given);
+  if (!status.ok()) return status;
+  status = spec.driver->Check(spec, given);
   if (!status.ok()) return status;
   for (const PortDriver* other : PortDrivers()) {
     for (const SpecKey& key : other->keys()) {
@@ -312,6 +316,7 @@ std::string PortSpec::ToString() const {
   if (lock_mac) absl::StrAppend(&out, ",lock=1");
   if (quota != 0) absl::StrAppend(&out, ",quota=", quota);
   if (tx_retries != kDefaultTxRetries) absl::StrAppend(&out, ",tx_retries=", tx_retries);
+  AppendGuardKeys(guards, out);
   return out + tail;
 }
 

@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "ports/driver_keys.h"
+#include "ports/guard_spec.h"
 #include "ports/port_driver.h"
 
 namespace hvswitch {
@@ -54,6 +55,8 @@ struct PortSpec {
   // its frames, a stalled one (nothing sent) costs no retry at all. 0: what does not fit
   // at once is dropped.
   uint16_t tx_retries = kDefaultTxRetries;
+  // Guardrails (ports/guard_keys.h): ingress policing, storm control, BPDU guard.
+  GuardSpec guards;
 
   // "vhost-user", "memif", "host", "dpdk" ("" without a driver).
   absl::string_view type_name() const { return driver != nullptr ? driver->type() : ""; }
@@ -74,6 +77,8 @@ struct PortSpec {
 // (everything after `devargs=` verbatim), each with the common keys
 // `[,vlan=N | ,trunk=LIST[,native=N]][,mtu=N][,learn_limit=N][,mac=MAC[,MAC...] | ,lock=1]`
 // `[,quota=N][,tx_retries=N]`
+// `[,police_pps=N[,police_pps_burst=N]][,police_bps=N[,police_bps_burst=N]]`
+// `[,storm_broadcast=N][,storm_multicast=N][,storm_unknown=N][,bpdu_guard=1]`
 // before devargs.
 // Errors name the port and the problem in one line.
 absl::StatusOr<PortSpec> ParsePortSpec(absl::string_view text);

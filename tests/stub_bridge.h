@@ -6,6 +6,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,6 +43,7 @@ class StubBridge : public BridgeControl {
       ps.path = ports_[p].Traits().endpoint;
       if (ps.mac.empty()) ps.mac = "02:00:00:00:00:01";
       ps.mtu = ports_[p].mtu;
+      ps.shut = std::find(shut_.begin(), shut_.end(), ps.name) != shut_.end();
       snap.ports.push_back(ps);
     }
     return snap;
@@ -105,6 +107,15 @@ class StubBridge : public BridgeControl {
     return {};
   }
   CaptureStatus CaptureState() const override { return {capturing_, 0}; }
+  absl::Status EnablePort(absl::string_view name) override {
+    if (PortIndex(name) < 0) {
+      return absl::NotFoundError(absl::StrCat("no port named '", name, "'"));
+    }
+    std::erase(shut_, std::string(name));
+    return absl::OkStatus();
+  }
+  // As a worker's bpdu_guard would have it.
+  void Shut(const std::string& name) { shut_.push_back(name); }
 
   // From now on Snapshot() takes the counters, link state, pool, MAC counts and queue
   // stats of each port from the port of the same name in `counters`, and everything
@@ -118,6 +129,7 @@ class StubBridge : public BridgeControl {
   std::vector<PortSpec> ports_;  // an empty name: a free slot
   std::vector<FdbEntryView> fdb_;
   bool capturing_ = false;
+  std::vector<std::string> shut_;
   std::optional<BridgeSnapshot> counters_;
 };
 

@@ -205,10 +205,11 @@ absl::Status Bridge::RemovePort(absl::string_view name) {
   link_events_->Map(slots_->port(slot)->eth_port(), -1);
   for (std::atomic<uint64_t>* mask :
        {&datapath_.up_mask, &datapath_.csum_capable_mask, &datapath_.tso4_capable_mask,
-        &datapath_.tso6_capable_mask}) {
+        &datapath_.tso6_capable_mask, &datapath_.shut_mask}) {
     mask->fetch_and(~(uint64_t{1} << p), std::memory_order_relaxed);
   }
   known_up_ &= ~(uint64_t{1} << p);
+  known_shut_ &= ~(uint64_t{1} << p);
   watched_ &= ~(uint64_t{1} << p);
   const std::string port_name = slots_->port(slot)->spec().name;
   if (const uint64_t held = link_log_.Forget(slot); held != 0) {
@@ -245,7 +246,10 @@ std::unique_ptr<PortTable> Bridge::NextTable(int slot, const PortSpec* spec, con
   for (std::vector<RxQueueRef>& rx : table->rx) {
     std::erase_if(rx, [slot](const RxQueueRef& q) { return q.port == slot; });
   }
-  if (port == nullptr) return table;
+  if (port == nullptr) {
+    BuildPortGuards(*table, slot, nullptr);
+    return table;
+  }
   const uint16_t nb_workers = static_cast<uint16_t>(workers_.size());
   DatapathPort& dp = table->ports[slot];
   dp.eth_port = port->eth_port();
@@ -267,6 +271,7 @@ std::unique_ptr<PortTable> Bridge::NextTable(int slot, const PortSpec* spec, con
                                   [](const auto& a, const auto& b) { return a.size() < b.size(); });
     least->push_back({static_cast<uint16_t>(slot), port->eth_port(), q});
   }
+  BuildPortGuards(*table, slot, spec);  // its meters split between the workers polling it
   return table;
 }
 
@@ -378,6 +383,7 @@ ControlClock::time_point Bridge::Poll() {
     learner_->AgeTick(seconds, config_.fdb_aging_seconds, ControlTimers::kAgeSlices);
   }
   if (due.pools) slots_->FreeReturnedPools();
+  if (datapath_.shut_mask.load(std::memory_order_relaxed) != known_shut_) FollowShut();
   tunnels_->Poll(now);
   return std::min(next, timers_.Next(now, (watched_ & ~known_up_) != 0));
 }
@@ -460,15 +466,42 @@ void Bridge::FollowLinks(ControlClock::time_point now) {
   }
 }
 
+void Bridge::FollowShut() {
+  const uint64_t shut = datapath_.shut_mask.load(std::memory_order_relaxed);
+  // Only workers set bits (a BPDU seen); the control thread clears them itself.
+  for (uint64_t fresh = shut & ~known_shut_; fresh != 0; fresh &= fresh - 1) {
+    const int p = __builtin_ctzll(fresh);
+    const std::string& name = slots_->port(p)->spec().name;
+    learner_->Flush(p);
+    Log("port '%s': shut: it sent a BPDU (bpdu_guard=1): its frames are dropped and none "
+        "are sent to it, its MACs flushed, until hvswitchctl port enable %s", name, name);
+  }
+  known_shut_ = shut;
+}
+
+absl::Status Bridge::EnablePort(absl::string_view name) {
+  const int p = slots_->Find(name);
+  if (p < 0) return absl::NotFoundError(absl::StrCat("no port named '", name, "'"));
+  const uint64_t bit = uint64_t{1} << p;
+  if (!(datapath_.shut_mask.load(std::memory_order_relaxed) & bit)) return absl::OkStatus();
+  FollowShut();  // logged as shut first, should it have happened since the last look
+  datapath_.shut_mask.fetch_and(~bit, std::memory_order_relaxed);
+  known_shut_ &= ~bit;
+  Log("port '%s': enabled (it was shut by bpdu_guard)", name);
+  return absl::OkStatus();
+}
+
 BridgeSnapshot Bridge::Snapshot() const {
   BridgeSnapshot snap;
   snap.tsc_hz = rte_get_tsc_hz();
   snap[SwitchStat::kMbufs] = slots_->shared_pool()->size;
   snap[SwitchStat::kMbufsInUse] = rte_mempool_in_use_count(slots_->shared_pool());
   uint64_t up_mask = datapath_.up_mask.load(std::memory_order_relaxed);
+  const uint64_t shut_mask = datapath_.shut_mask.load(std::memory_order_relaxed);
   snap.ports = slots_->Snapshot();
   for (PortSnapshot& ps : snap.ports) {
     ps.up = (up_mask >> ps.index) & 1;
+    ps.shut = (shut_mask >> ps.index) & 1;
     ps.fdb_learned = fdb_->learned(ps.index);
   }
   for (size_t w = 0; w < workers_.size(); ++w) {

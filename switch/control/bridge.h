@@ -116,6 +116,8 @@ class Bridge : public BridgeControl {
   }
   CaptureStatus StopCapture() override { return capture_->Stop(); }
   CaptureStatus CaptureState() const override { return capture_->State(); }
+  // Ends a bpdu_guard shut (nothing to do for a port that is not shut).
+  absl::Status EnablePort(absl::string_view name) override;
 
  private:
   explicit Bridge(const BridgeConfig& config) : config_(config) {}
@@ -135,6 +137,8 @@ class Bridge : public BridgeControl {
   // Swaps the workers' table and waits until none uses the old one.
   void Publish(std::unique_ptr<PortTable> table);
   void FollowLinks(ControlClock::time_point now);
+  // Ports the workers shut (bpdu_guard) since the last look: logged, their MACs flushed.
+  void FollowShut();
   // The ports among `ports` whose link is up now (a netdev port's costs an ioctl).
   uint64_t LinksUp(uint64_t ports = ~uint64_t{0}) const;
   // Link lines of the log, at most LinkLogLimit's per port a second.
@@ -154,6 +158,7 @@ class Bridge : public BridgeControl {
   std::unique_ptr<VxlanTunnels> tunnels_;  // after quiescence_: it waits on it
   std::unique_ptr<LinkEvents> link_events_;
   uint64_t known_up_ = 0;  // the ports FollowLinks last saw up
+  uint64_t known_shut_ = 0;  // the shut ports FollowShut last saw
   // Guest ports whose device reports no link events (memif): their links, a memory read,
   // are looked at whenever the control thread runs, and every 10 ms while one is down.
   uint64_t watched_ = 0;

@@ -61,6 +61,9 @@ class BridgeControl {
   virtual absl::Status StartCapture(const CaptureRequest& request) = 0;
   virtual CaptureStatus StopCapture() = 0;
   virtual CaptureStatus CaptureState() const = 0;
+
+  // Ends the shut of a port that bpdu_guard shut; NotFound for no such port.
+  virtual absl::Status EnablePort(absl::string_view name) = 0;
 };
 
 }  // namespace hvswitch

@@ -19,6 +19,7 @@ struct PortSnapshot {
   std::string name, type, mac, path;
   std::string spec;  // as the port was given, in the --port grammar
   bool up = false;
+  bool shut = false;  // bpdu_guard=1 shut it (Datapath::shut_mask)
   uint32_t mtu = 0;
   // Counted by the workers, except the device's rx drops (kMissed, kRxError, kNoMbuf).
   PortTotals totals;

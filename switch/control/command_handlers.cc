@@ -127,6 +127,12 @@ json PortDel(CommandContext& ctx, const Parsed& p) {
   return status.ok() ? Ok() : Error(status);
 }
 
+// A shut port is the network's business, not the host's: group members may end it.
+json PortEnable(CommandContext& ctx, const Parsed& p) {
+  absl::Status status = ctx.bridge.EnablePort(p.args[0]);
+  return status.ok() ? Ok() : Error(status);
+}
+
 // --- fdb -------------------------------------------------------------------------------
 
 struct FdbFilter {
@@ -381,6 +387,7 @@ constexpr std::array<Handler, kCommandCount> kHandlers = [] {
   on(CommandId::kPortAdd, PortAdd);
   on(CommandId::kPortAddSpec, PortAddSpec);
   on(CommandId::kPortDel, PortDel);
+  on(CommandId::kPortEnable, PortEnable);
   on(CommandId::kFdbShow, FdbShow);
   on(CommandId::kFdbFlush, FdbFlush);
   on(CommandId::kFdbAdd, FdbAdd);

@@ -133,6 +133,11 @@ void AddPortGauges(const BridgeSnapshot& snap, std::vector<MetricFamily>& out) {
                         "1 while the port's link is up (guest connected); 0 means frames "
                         "for it are dropped as link_down.",
                         MetricType::Gauge, [](auto& p) { return p.up ? 1 : 0; }));
+  out.push_back(PerPort(snap, "hvswitch_port_shut",
+                        "1 while the port is shut because it sent a BPDU with bpdu_guard=1: "
+                        "its frames are dropped (reason shut) and none are sent to it until "
+                        "hvswitchctl port enable.",
+                        MetricType::Gauge, [](auto& p) { return p.shut ? 1 : 0; }));
   MetricFamily info = Family("hvswitch_port_info",
                              "What the port is (always 1): type, MAC and socket or devargs.",
                              MetricType::Gauge);

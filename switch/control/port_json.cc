@@ -35,7 +35,7 @@ json HistogramJson(const HistogramTotals& h) {
 }  // namespace
 
 json PortJson(const PortSnapshot& port, bool detail) {
-  json j = {{"name", port.name}, {"type", port.type}, {"up", port.up},
+  json j = {{"name", port.name}, {"type", port.type}, {"up", port.up}, {"shut", port.shut},
             {"mac", port.mac},   {"mtu", port.mtu},   {"fdb_learned", port.fdb_learned}};
   const uint8_t shown = detail ? kJsonList | kJsonDetail : kJsonList;
   json offload = json::object();

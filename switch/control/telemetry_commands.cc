@@ -102,8 +102,8 @@ int Fdb(const char*, const char*, rte_tel_data* d) {
 }  // namespace
 
 std::vector<std::pair<std::string, uint64_t>> PortFields(const PortSnapshot& port, bool detail) {
-  std::vector<std::pair<std::string, uint64_t>> fields = {{"up", port.up ? 1 : 0},
-                                                          {"mtu", port.mtu}};
+  std::vector<std::pair<std::string, uint64_t>> fields = {
+      {"up", port.up ? 1 : 0}, {"shut", port.shut ? 1 : 0}, {"mtu", port.mtu}};
   const uint8_t shown = detail ? kTelemetrySummary | kTelemetryDetail : kTelemetrySummary;
   for (size_t i = 0; i < kPortCounters; ++i) {
     const CounterInfo& info = kPortCounterInfo[i];

@@ -72,7 +72,9 @@ void PrintPortTable(const json& answer) {
   std::vector<std::vector<std::string>> rows = {
       {"NAME", "TYPE", "LINK", "MTU", "MAC", "RX", "TX", "MACS"}};
   for (const json& p : answer["ports"]) {
-    rows.push_back({p["name"], p["type"], p["up"].get<bool>() ? "up" : "down", Text(p["mtu"]),
+    const bool shut = p.contains("shut") && p["shut"].get<bool>();
+    rows.push_back({p["name"], p["type"], shut ? "shut" : p["up"].get<bool>() ? "up" : "down",
+                    Text(p["mtu"]),
                     p["mac"], Text(p["rx_packets"]), Text(p["tx_packets"]),
                     Text(p["fdb_learned"])});
   }

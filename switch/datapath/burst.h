@@ -84,7 +84,7 @@ struct Burst {
 // Frames dropped or not learned, by why, counted into the ingress port once per burst.
 struct Tally {
   uint64_t bad_source = 0, hairpin = 0, spoofed = 0, no_destination = 0, limited = 0,
-           table_full = 0;
+           table_full = 0, storm = 0, reserved = 0;
 };
 
 }  // namespace hvswitch

@@ -183,6 +183,13 @@ struct DropInfo {
     "returned them and their forwarding (lookup, learning requests, copies, software "    \
     "checksums and segmentation, flood copies, the transmits). Which guest costs the "     \
     "host what: compare ports, or divide by hvswitch_port_receive_packets_total.",        \
+    kJsonDetail | kTelemetryDetail)                                                       \
+  /* bpdu_guard=1: times a BPDU from the port shut it (hvswitch_port_shut).           */ \
+  X(kBpduGuardShutdowns, "bpdu_guard_shutdowns", "hvswitch_port_bpdu_guard_shutdowns_total", \
+    Labels(),                                                                             \
+    "Times the port was shut because it sent a BPDU (frame to 01:80:C2:00:00:00) while "  \
+    "bpdu_guard=1: a guest running a bridge or spanning tree, or a loop through a guest. " \
+    "Its frames are dropped (reason shut) until hvswitchctl port enable.",                \
     kJsonDetail | kTelemetryDetail)
 
 // Per port histograms, sampled by the workers: a sample is a duration in nanoseconds, put
@@ -214,6 +221,10 @@ struct DropInfo {
   X(kBadOffload, "bad_offload", kWorker)                                                  \
   X(kSpoofed, "spoofed", kWorker)                                                         \
   X(kNoDestination, "no_destination", kWorker)                                            \
+  X(kPoliced, "policed", kWorker)                                                         \
+  X(kStorm, "storm", kWorker)                                                             \
+  X(kReserved, "reserved", kWorker)                                                       \
+  X(kShut, "shut", kWorker)                                                               \
   X(kMissed, "missed", kDevice)                                                           \
   X(kRxError, "rx_error", kDevice)                                                        \
   X(kNoMbuf, "no_mbuf", kDevice)
@@ -230,7 +241,13 @@ inline constexpr std::string_view kRxDropHelp =
     "hairpin: destination learned on the ingress port itself (a loop or a confused peer); "
     "spoofed: a source MAC the port may not use (port security: mac= or lock=1); "
     "no_destination: flooded, but no other port is up in the frame's VLAN (nobody to "
-    "hear it); missed / rx_error: the device itself dropped frames before hvswitch saw "
+    "hear it); policed: beyond the port's police_pps= / police_bps= (dropped before "
+    "anything else is done with them); storm: broadcast, multicast or unknown-unicast "
+    "frames beyond the port's storm_broadcast= / storm_multicast= / storm_unknown= rate; "
+    "reserved: frames to 802.1D's reserved group addresses 01:80:C2:00:00:00-0F (STP, "
+    "LACP, 802.1X, LLDP), which a bridge never forwards; shut: frames from a port shut "
+    "by bpdu_guard=1 (hvswitchctl port enable ends it); missed / rx_error: the device "
+    "itself dropped frames before hvswitch saw "
     "them (missed: its receive queue was full, hvswitch polling too slowly; rx_error: "
     "erroneous frames). no_mbuf, quota, missed and rx_error are not in "
     "receive_packets_total; every other frame received is forwarded or counted here.";

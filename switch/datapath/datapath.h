@@ -20,6 +20,7 @@ struct rte_ring;
 #include "switch/datapath/counters.h"
 #include "switch/datapath/fdb.h"
 #include "switch/datapath/idle_backoff.h"
+#include "switch/datapath/port_guards.h"
 #include "switch/datapath/vlan_table.h"
 
 namespace hvswitch {
@@ -57,6 +58,9 @@ struct DatapathPort {
   // Its receive queues can wake a blocked worker (Port::rx_interrupts: configured so for
   // --idle=interrupt, and the device has receive interrupts).
   bool rx_interrupts = false;
+  // Guard work its frames need (kGuardPolice, kGuardStorm, kGuardBpdu; port_guards.h):
+  // its meters are PortTable::guards[port].
+  uint8_t guards = 0;
 };
 
 // The source MACs a secured port may use. mac=: the control thread writes the entries,
@@ -161,6 +165,8 @@ struct PortTable {
   // has DatapathPort::rx_interrupts; none at all too). Derived by Seal.
   uint64_t blocks = 0;
   VlanTable vlans;
+  // Each port's policing and storm-control meter profiles (BuildGuards).
+  std::array<GuardProfiles, kMaxPorts> guards{};
   // The receive queues each worker polls. A queue stays with its worker for as long as
   // its port exists: two workers must never poll one queue.
   std::array<std::vector<RxQueueRef>, kMaxWorkers> rx;
@@ -179,6 +185,7 @@ struct PortTable {
       present |= uint64_t{1} << p;
       ports[p].mtu = specs[p]->mtu;
       ports[p].tx_retries = specs[p]->tx_retries;
+      ports[p].guards = GuardBits(specs[p]->guards);
       min_mtu = std::min(min_mtu, specs[p]->mtu);
     }
   }
@@ -218,6 +225,10 @@ struct Datapath {
   mutable std::array<std::array<rte_spinlock_t, kMaxWorkers>, kMaxPorts> tx_locks{};
   // Bit p set while port p's link is up (guest connected); written by the control thread.
   std::atomic<uint64_t> up_mask{0};
+  // Bit p set while port p is shut (bpdu_guard=1 and it sent a BPDU): its frames are
+  // dropped (shut) and none are sent to it. Set by the worker that saw the BPDU, cleared
+  // by the control thread (hvswitchctl port enable, the port removed).
+  mutable std::atomic<uint64_t> shut_mask{0};
   // Bit p set while port p completes partial L4 checksums itself (a vhost-user guest that
   // negotiated GUEST_CSUM, a NIC with the Tx offload) / segments TCP/IPv4 and TCP/IPv6
   // super-frames (GUEST_TSO4/6, NIC TSO); written by the control thread as peers change.

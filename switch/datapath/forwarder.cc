@@ -15,6 +15,7 @@
 #include "offload/egress_offload.h"
 #include "ports/memif/memif_fixups.h"
 #include "switch/datapath/mac_key.h"
+#include "switch/datapath/port_guards.h"
 #include "switch/datapath/port_mask.h"
 #include "switch/datapath/verdict.h"
 
@@ -261,6 +262,10 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
   BurstArrays arrays;
   Burst b(in_port, counters_.ports[in_port], arrays);
   FixUp(in_port, pkts, n);                  // port quirks; the capture sees what came in
+  if (table_->ports[in_port].guards & (kGuardPolice | kGuardBpdu)) [[unlikely]] {
+    n = GuardIngress(b.in, in_port, pkts, n);  // a shut port's frames, what exceeds policing
+    if (n == 0) return;
+  }
   if (table_->ports[in_port].rx_offload) {  // VLANs, runs; runts, foreign VLANs dropped
     Classify<true>(b, pkts, n);
   } else {
@@ -477,14 +482,24 @@ inline void Forwarder::Dispatch(const Burst& b, const Run& run, rte_mbuf** run_f
       }
       break;
     case VerdictKind::kFlood: {
+      // 802.1D's bridge protocols never cross a bridge (and a BPDU may shut its port).
+      if (IsReservedKey(run.dst)) [[unlikely]] {
+        DropReserved(b, run, run_frames, tally);
+        break;
+      }
+      uint16_t len = run.len;
+      if (table_->ports[b.in_port].guards & kGuardStorm) [[unlikely]] {
+        len = StormControl(b, run, run_frames, tally);  // the first `len` frames go on
+        if (len == 0) break;
+      }
       // Every other port that is up and carries the VLAN; none: received, sent nowhere.
       const uint64_t targets = FloodTargets(b.in_port, run.vlan);
       if (targets == 0) {
-        tally.no_destination += run.len;
-        rte_pktmbuf_free_bulk(run_frames, run.len);
+        tally.no_destination += len;
+        rte_pktmbuf_free_bulk(run_frames, len);
         break;
       }
-      for (uint16_t i = 0; i < run.len; ++i) {
+      for (uint16_t i = 0; i < len; ++i) {
         if (!run.offload) {
           Flood(targets, run, run_frames[i]);
           continue;
@@ -507,6 +522,8 @@ inline void Forwarder::CountDrops(PortCounters& in, const Tally& tally) {
   if (tally.hairpin != 0) in.Drop<RxDrop::kHairpin>(tally.hairpin);
   if (tally.spoofed != 0) in.Drop<RxDrop::kSpoofed>(tally.spoofed);
   if (tally.no_destination != 0) in.Drop<RxDrop::kNoDestination>(tally.no_destination);
+  if (tally.storm != 0) in.Drop<RxDrop::kStorm>(tally.storm);
+  if (tally.reserved != 0) in.Drop<RxDrop::kReserved>(tally.reserved);
   if (tally.limited != 0) in.Add(PortCounter::kLearnLimited, tally.limited);
   if (tally.table_full != 0) in.Add(PortCounter::kLearnTableFull, tally.table_full);
 }
@@ -521,6 +538,60 @@ inline void Forwarder::FlushByPolicy() {
     if (tx_[p].n >= options_.flush_batch) full |= uint64_t{1} << p;
   });
   ForEachBit(full, [&](uint16_t p) { FlushPort(p); });
+}
+
+uint16_t Forwarder::GuardIngress(PortCounters& in, uint16_t in_port, rte_mbuf** pkts,
+                                 uint16_t n) {
+  if ((datapath_.shut_mask.load(std::memory_order_relaxed) >> in_port) & 1) {
+    uint64_t bytes = 0;
+    for (uint16_t i = 0; i < n; ++i) bytes += pkts[i]->pkt_len;
+    in.Add(PortCounter::kRxPackets, n);
+    in.Add(PortCounter::kRxBytes, bytes);
+    in.Drop<RxDrop::kShut>(n);
+    rte_pktmbuf_free_bulk(pkts, n);
+    return 0;
+  }
+  if (!(table_->ports[in_port].guards & kGuardPolice)) return n;
+  const GuardProfiles& profiles = table_->guards[in_port];
+  GuardMeters& meters = CurrentMeters(profiles, meters_[in_port]);
+  // Read after a (re)configuration, which starts the meters at the TSC: never before it.
+  const PoliceResult policed = Police(profiles, meters, pkts, n, rte_rdtsc());
+  if (policed.kept != n) {
+    // Received all the same: receive_packets_total counts them (Classify the rest).
+    in.Add(PortCounter::kRxPackets, n - policed.kept);
+    in.Add(PortCounter::kRxBytes, policed.bytes);
+    in.Drop<RxDrop::kPoliced>(n - policed.kept);
+  }
+  return policed.kept;
+}
+
+void Forwarder::DropReserved(const Burst& b, const Run& run, rte_mbuf** frames, Tally& tally) {
+  tally.reserved += run.len;
+  rte_pktmbuf_free_bulk(frames, run.len);
+  if (!IsStpKey(run.dst) || !(table_->ports[b.in_port].guards & kGuardBpdu)) return;
+  // Shut from the next burst on; the control thread logs it and flushes the port's MACs.
+  // Several workers may see BPDUs of one port: the one that shut it counts it.
+  const uint64_t bit = uint64_t{1} << b.in_port;
+  if (!(datapath_.shut_mask.fetch_or(bit, std::memory_order_relaxed) & bit)) {
+    b.in.Add(PortCounter::kBpduGuardShutdowns, 1);
+  }
+}
+
+uint16_t Forwarder::StormControl(const Burst& b, const Run& run, rte_mbuf** frames,
+                                 Tally& tally) {
+  const StormClass c = !IsGroupKey(run.dst)                      ? StormClass::kUnknown
+                       : KeyMac(run.dst) == 0xffffffffffff ? StormClass::kBroadcast
+                                                               : StormClass::kMulticast;
+  const GuardProfiles& profiles = table_->guards[b.in_port];
+  const GuardMeter meter = StormMeter(c);
+  if (!profiles.has(meter)) return run.len;
+  GuardMeters& meters = CurrentMeters(profiles, meters_[b.in_port]);
+  const uint16_t pass = MeterFrames(profiles, meters, meter, run.len, rte_rdtsc());
+  if (pass != run.len) {
+    tally.storm += run.len - pass;
+    rte_pktmbuf_free_bulk(frames + pass, run.len - pass);
+  }
+  return pass;
 }
 
 }  // namespace hvswitch

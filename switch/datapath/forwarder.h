@@ -162,6 +162,18 @@ class Forwarder {
   [[gnu::always_inline]] inline void Dispatch(const Burst& b, const Run& run, rte_mbuf** frames,
                                               Verdict verdict, Tally& tally);
   [[gnu::always_inline]] inline void CountDrops(PortCounters& in, const Tally& tally);
+  // Guardrails (port_guards.h), out of line: only ports with guards call them.
+  // A shut port's burst (all dropped, 0 returned), or the burst through the port's police
+  // meters: what exceeds them dropped, the rest at the front of `pkts`; returns how many.
+  [[gnu::noinline]] uint16_t GuardIngress(PortCounters& in, uint16_t in_port, rte_mbuf** pkts,
+                                          uint16_t n);
+  // A run to a reserved group address, dropped; a BPDU shuts a bpdu_guard=1 port.
+  [[gnu::noinline, gnu::cold]] void DropReserved(const Burst& b, const Run& run,
+                                                 rte_mbuf** frames, Tally& tally);
+  // How many of a flooded run's frames the port's storm meter for their class lets pass
+  // (the first ones); the rest are freed and tallied.
+  [[gnu::noinline]] uint16_t StormControl(const Burst& b, const Run& run, rte_mbuf** frames,
+                                          Tally& tally);
   // Sends now, or only what filled a burst (the rest waits for FlushExpired).
   [[gnu::always_inline]] inline void FlushByPolicy();
 
@@ -236,12 +248,13 @@ class Forwarder {
   rte_spinlock_t* TxLock(uint16_t port, const DatapathPort& dp, uint16_t queue) const {
     return dp.shared_tx ? &datapath_.tx_locks[port][queue] : nullptr;
   }
-  // Ports that exist and are up. Read after the frames it decides for were received: a
-  // link-polled port (memif) that is up in its device by then is up here.
+  // Ports that exist, are up and not shut. Read after the frames it decides for were
+  // received: a link-polled port (memif) that is up in its device by then is up here.
   uint64_t LoadUpMask() const {
+    const uint64_t shut = datapath_.shut_mask.load(std::memory_order_relaxed);
     const uint64_t up = datapath_.up_mask.load(std::memory_order_relaxed) & table_->present;
     const uint64_t polled = table_->link_polled & ~up;
-    return polled == 0 ? up : up | PolledLinksUp(polled);
+    return (polled == 0 ? up : up | PolledLinksUp(polled)) & ~shut;
   }
   // Of `polled`, the ports whose device reads link up (until the control thread follows
   // and sets their bits, which ends these reads).
@@ -269,6 +282,8 @@ class Forwarder {
   const PortTable* table_;
   const ForwarderOptions options_;
   std::array<LastLookup, kMaxPorts> last_{};
+  // This worker's policing and storm meters, per port (their profiles: table_->guards).
+  std::array<GuardMeters, kMaxPorts> meters_{};
   WorkerCounters& counters_;
   LearnQueue& learn_;
   uint64_t up_mask_ = 0;  // as read at the start of the current burst

@@ -21,7 +21,7 @@
 namespace hvswitch {
 
 enum class CommandId : uint8_t {
-  kPortList, kPortShow, kPortAdd, kPortAddSpec, kPortDel,
+  kPortList, kPortShow, kPortAdd, kPortAddSpec, kPortDel, kPortEnable,
   kFdbShow, kFdbFlush, kFdbAdd, kFdbDel,
   kStats, kPmd,
   kVxlanShow, kVxlanAdd, kVxlanDel,
@@ -92,6 +92,9 @@ inline constexpr Command kCommands[] = {
     {CommandId::kPortDel, "port del", "NAME",
      "remove a port, its MACs (static too) and its socket",
      1, 1, kNoOption, true, View::kNothing, RunsIn::kDaemon},
+    {CommandId::kPortEnable, "port enable", "NAME",
+     "end a port's shut (bpdu_guard=1 shut it when it sent a BPDU)",
+     1, 1, kNoOption, false, View::kNothing, RunsIn::kDaemon},
     {CommandId::kFdbShow, "fdb show", "[--port P] [--vlan V]",
      "the MAC table: learned and static entries, their age",
      0, 0, kPortOption | kVlanOption, false, View::kFdbTable, RunsIn::kDaemon},

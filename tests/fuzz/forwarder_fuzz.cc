@@ -22,7 +22,8 @@
 //   each port: [VLAN mode: b & 3 = none/access/trunk/trunk+native, access/native VLAN
 //     index in bits 2-4 / 5-7] [trunk VLAN set, bitmask] [MTU index] [flags: up, rx
 //     offloads, csum, tso4, tso6, memif chain recount, lock=1, mac=] [learn limit in
-//     bits 0-2, mac= set in bits 3-7] [capture: bit 0 rx, bit 1 tx]
+//     bits 0-2, mac= set in bits 3-7] [capture: bit 0 rx, bit 1 tx; guards: bit 2 police_pps,
+//     bit 3 police_bps, bit 4 storm_broadcast, bit 5 storm_unknown, bit 6 bpdu_guard]
 //   then bursts: [in port] [frames: 1 + b % 64] [control: bit 0 toggle a port's link,
 //     bit 1 flush its MACs, bit 2 a second passes, bit 3 age, port in bits 4-7]
 //     each frame: [flags: 0 MACs and tags from the tables below, 1 outer tag, 2 inner
@@ -75,7 +76,7 @@ constexpr std::array<uint16_t, 8> kMtus = {68, 100, 576, 1500, 1500, 1400, 9000,
 constexpr std::array<uint64_t, 16> kMacs = {
     0x0100000002, 0x0200000002, 0x0300000002, 0x0400000002, 0x0500000002, 0x0600000002,
     0x0700000002, 0x0800000002, 0x010000000a, 0x02000000ae, 0xffffffffffff, 0x0100005e01,
-    0x0100003333, 0x000000000000, 0x0900000002, 0x0a00000002};
+    0x0100003333, 0x000000000000, 0x0000c28001 /* a BPDU's */, 0x0a00000002};
 
 struct Process {
   rte_mempool* pool = nullptr;
@@ -177,6 +178,19 @@ PortConfig ReadPort(Input& in) {
   c.spec.learn_limit = limits & 7;
   c.capture_rx = capture & 1;
   c.capture_tx = capture & 2;
+  // Guardrails at rates of a frame (or byte) a second: their meters run dry at once.
+  hvswitch::GuardSpec& g = c.spec.guards;
+  if (capture & 4) {
+    g.police_pps = 1;
+    g.police_pps_burst = 1 + (limits & 63);
+  }
+  if (capture & 8) {
+    g.police_bps = 8;
+    g.police_bps_burst = 64 + 97 * (mtu & 127);
+  }
+  if (capture & 16) g.storm[static_cast<size_t>(hvswitch::StormClass::kBroadcast)] = 1;
+  if (capture & 32) g.storm[static_cast<size_t>(hvswitch::StormClass::kUnknown)] = 1;
+  g.bpdu_guard = capture & 64;
   return c;
 }
 
@@ -480,6 +494,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     specs.push_back(run->config[p].spec);
   }
   run->table.Configure(specs);
+  hvswitch::BuildGuards(run->table, hvswitch::SpecSlots(specs));
   if (verbose) {
     for (uint16_t p = 0; p < run->nb_ports; ++p) {
       const PortConfig& c = run->config[p];

@@ -28,7 +28,7 @@ using hvswitch::PortSpec;
 
 // Adding a field to PortSpec or DaemonOptions changes these sizes: compare the new field in
 // SamePort / SameOptions below, then update the size.
-static_assert(sizeof(PortSpec) == 152, "PortSpec changed: compare its new field in SamePort");
+static_assert(sizeof(PortSpec) == 216, "PortSpec changed: compare its new field in SamePort");
 static_assert(sizeof(DaemonOptions) == 320,
               "DaemonOptions changed: compare its new field in SameOptions");
 
@@ -43,7 +43,8 @@ bool SamePort(const PortSpec& a, const PortSpec& b) {
          a.access_vlan == b.access_vlan &&
          a.trunk_vlans == b.trunk_vlans && a.native_vlan == b.native_vlan && a.mtu == b.mtu &&
          a.learn_limit == b.learn_limit && a.allowed_macs == b.allowed_macs &&
-         a.lock_mac == b.lock_mac && a.quota == b.quota && a.tx_retries == b.tx_retries;
+         a.lock_mac == b.lock_mac && a.quota == b.quota && a.tx_retries == b.tx_retries &&
+         a.guards == b.guards;
 }
 
 // Everything a configuration file carries (not `help`, nor whether the ports were the

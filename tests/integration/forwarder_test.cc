@@ -24,150 +24,13 @@
 #include "switch/datapath/forwarder.h"
 #include "switch/datapath/learn_queue.h"
 #include "switch/datapath/mac_key.h"
+#include "tests/integration/forwarder_fixture.h"
 #include "tests/integration/ring_port.h"
 #include "tests/model/bridge_model.h"
 #include "tests/test_frames.h"
 
 namespace hvswitch {
 namespace {
-
-using testing::MakeFrame;
-using testing::ParseFrame;
-using testing::RingPort;
-using testing::TestFrame;
-
-constexpr uint16_t kPorts = 4;
-constexpr uint64_t kA = 0x0a0000000002, kB = 0x0b0000000002, kC = 0x0c0000000002,
-                   kBcast = 0xffffffffffff;
-
-model::PortConfig ModelConfig(const PortSpec& spec) {
-  model::PortConfig c;
-  c.access = spec.access_vlan;
-  c.trunk.insert(spec.trunk_vlans.begin(), spec.trunk_vlans.end());
-  c.native = spec.native_vlan;
-  c.mtu = spec.mtu;
-  c.learn_limit = spec.LearnLimit();
-  c.allowed.insert(spec.allowed_macs.begin(), spec.allowed_macs.end());
-  c.lock = spec.lock_mac;
-  return c;
-}
-
-class ForwarderTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    static int instance = 0;
-    name_ = "fwd" + std::to_string(++instance);
-    pool_ = rte_pktmbuf_pool_create((name_ + "pool").c_str(), 16383, 0, 0,
-                                    RTE_MBUF_DEFAULT_BUF_SIZE, 0);
-    ASSERT_NE(pool_, nullptr);
-    fdb_ = *Fdb::Create(name_ + "fdb", 1 << 16);
-    learn_ = *LearnQueue::Create(name_ + "learn", 4096);
-    datapath_.fdb = fdb_.get();
-    for (uint16_t p = 0; p < kPorts; ++p) {
-      ports_.push_back(RingPort::Create(name_ + "_" + std::to_string(p), 1, 1, 4096, pool_));
-      ASSERT_NE(ports_.back(), nullptr);
-      table_.ports[p].eth_port = ports_.back()->eth_port();
-    }
-    datapath_.up_mask.store((1u << kPorts) - 1);
-    Configure(std::vector<PortSpec>(kPorts));
-  }
-
-  void TearDown() override {
-    forwarder_.reset();
-    learner_.reset();
-    ports_.clear();
-    learn_.reset();
-    fdb_.reset();
-    EXPECT_EQ(rte_mempool_in_use_count(pool_), 0u) << "mbufs leaked";
-    rte_mempool_free(pool_);
-  }
-
-  // Port configuration as the bridge would publish it, over the FDB and learn queue the
-  // test holds now: a new learner with the ports added (their learn limits and security
-  // published), a new forwarder with `options`.
-  void Configure(std::vector<PortSpec> specs, ForwarderOptions options = {}) {
-    specs_ = std::move(specs);
-    table_.Configure(specs_);
-    datapath_.table.store(&table_);
-    datapath_.learn_blocked_mask.store(0);
-    datapath_.learn_full_mask.store(0);
-    learner_ = std::make_unique<Learner>(*fdb_, datapath_, std::vector<LearnQueue*>{learn_.get()});
-    for (uint16_t p = 0; p < kPorts; ++p) learner_->AddPort(p, specs_[p]);
-    forwarder_ = std::make_unique<Forwarder>(datapath_, options, counters_, *learn_);
-  }
-
-  // Frames of `port` whose learn requests the learner refused (PortCounter::kLearnLimited
-  // or kLearnTableFull), which the workers did not count.
-  uint64_t Refused(uint16_t port, PortCounter counter) {
-    PortTotals totals;
-    learner_->AddRefusals(port, totals);
-    return totals[counter];
-  }
-
-  // Every frame the ports transmitted, by sequence number: (port, tag) in port order.
-  std::vector<std::vector<model::Copy>> Collect(size_t nb_frames,
-                                                const std::vector<TestFrame>* sent = nullptr) {
-    std::vector<std::vector<model::Copy>> out(nb_frames);
-    for (uint16_t p = 0; p < kPorts; ++p) {
-      for (rte_mbuf* m : ports_[p]->TakeSent()) {
-        TestFrame f = ParseFrame(m);
-        EXPECT_LT(f.seq, nb_frames);
-        if (f.seq < nb_frames) {
-          out[f.seq].push_back({p, f.tag});
-          if (sent != nullptr) {
-            EXPECT_EQ(f.payload, (*sent)[f.seq].payload) << "frame " << f.seq;
-            EXPECT_EQ(f.src, (*sent)[f.seq].src);
-          }
-        }
-        rte_pktmbuf_free(m);
-      }
-    }
-    return out;
-  }
-
-  // One burst from port `in` through the forwarder, then learning at `now`.
-  std::vector<std::vector<model::Copy>> RunBurst(uint16_t in, std::vector<TestFrame> frames,
-                                                 uint32_t now = 0) {
-    std::vector<rte_mbuf*> burst;
-    for (uint32_t i = 0; i < frames.size(); ++i) {
-      frames[i].seq = i;
-      burst.push_back(MakeFrame(pool_, frames[i]));
-    }
-    datapath_.now_seconds.store(now);
-    forwarder_->HandleBurst(in, burst.data(), static_cast<uint16_t>(burst.size()));
-    learner_->Poll(now);
-    return Collect(frames.size(), &frames);
-  }
-  std::vector<model::Copy> Send(uint16_t in, const TestFrame& frame) {
-    return RunBurst(in, {frame})[0];
-  }
-
-  uint64_t RxDrops(uint16_t port, RxDrop reason) {
-    return counters_.ports[port].rx_drops[static_cast<size_t>(reason)].Read();
-  }
-  uint64_t TxDrops(uint16_t port, TxDrop reason) {
-    return counters_.ports[port].tx_drops[static_cast<size_t>(reason)].Read();
-  }
-
-  std::string name_;
-  rte_mempool* pool_ = nullptr;
-  std::unique_ptr<Fdb> fdb_;
-  std::unique_ptr<LearnQueue> learn_;
-  PortTable table_;
-  Datapath datapath_;
-  WorkerCounters counters_;
-  std::vector<std::unique_ptr<RingPort>> ports_;
-  std::vector<PortSpec> specs_;
-  std::unique_ptr<Learner> learner_;
-  std::unique_ptr<Forwarder> forwarder_;
-};
-
-using Copies = std::vector<model::Copy>;
-Copies Untagged(std::initializer_list<uint16_t> ports) {
-  Copies c;
-  for (uint16_t p : ports) c.push_back({p, -1});
-  return c;
-}
 
 TEST_F(ForwarderTest, FloodLearnThenUnicast) {
   EXPECT_EQ(Send(0, {kA, kB}), Untagged({1, 2, 3}));  // B unknown
@@ -1042,7 +905,8 @@ std::string Explain(const model::BridgeModel& model, const TestFrame& f, uint16_
 }
 
 // Random bursts with VLAN configurations, MTUs, learn limits, port security (mac=, lock=1),
-// static entries, ports going up and down (and flushed), ageing; frames untagged, tagged,
+// guardrails (policing by frames or bytes, storm control of one class, BPDU guard; meters
+// frozen: buckets of their burst), frames to reserved addresses, static entries, ports going up and down (and flushed), ageing; frames untagged, tagged,
 // priority-tagged and double-tagged, from good, group and all-zero sources: every frame
 // leaves exactly where and how the reference model says, the tables agree, and every
 // received frame is accounted for: forwarded, or dropped with the model's reason (on
@@ -1055,6 +919,9 @@ TEST_F(ForwarderTest, MatchesReferenceModelOnRandomBursts) {
   macs.push_back(static_mac);
   macs.push_back(kBcast);
   macs.push_back(0x0000005e0001 | 1);
+  macs.push_back(model::BridgeModel::kStp);  // 01:80:c2:00:00:00, a BPDU
+  macs.push_back(0x0e0000c28001);            // 01:80:c2:00:00:0e, LLDP: reserved
+  macs.push_back(0x100000c28001);            // 01:80:c2:00:00:10: not reserved
   const int tags[] = {-1, -1, 0, 1, 2, 3, 9};
   for (int config = 0; config < 12; ++config) {
     std::vector<PortSpec> specs(kPorts);
@@ -1077,12 +944,26 @@ TEST_F(ForwarderTest, MatchesReferenceModelOnRandomBursts) {
         case 1: s.lock_mac = true; break;
         default: break;
       }
+      switch (rng() % 8) {
+        case 0:
+          s.guards.police_pps = 1;
+          s.guards.police_pps_burst = 20 + rng() % 400;
+          break;
+        case 1:
+          s.guards.police_bps = 8;  // a byte a second
+          s.guards.police_bps_burst = 2000 + rng() % 200000;
+          break;
+        case 2: s.guards.storm[rng() % kStormClasses] = 1; break;  // a bucket of 64
+        case 3: s.guards.bpdu_guard = true; break;
+        default: break;
+      }
     }
     fdb_ = *Fdb::Create(name_ + "fdb" + std::to_string(config), 1 << 12);
     datapath_.fdb = fdb_.get();
     counters_.~WorkerCounters();
     new (&counters_) WorkerCounters();
     Configure(specs);
+    FreezeMeters();
     std::vector<model::PortConfig> configs;
     for (const PortSpec& s : specs) configs.push_back(ModelConfig(s));
     model::BridgeModel model(configs);
@@ -1116,6 +997,13 @@ TEST_F(ForwarderTest, MatchesReferenceModelOnRandomBursts) {
       if (rng() % 32 == 0) {
         learner_->Age(now, 5);  // ageing may bring ports under their limit
         model.Age(now, 5);
+      }
+      if (rng() % 24 == 0) {  // hvswitchctl port enable, of every shut port
+        for (uint16_t p = 0; p < kPorts; ++p) {
+          EXPECT_EQ(model.shut(p), ((datapath_.shut_mask.load() >> p) & 1) != 0) << "port " << p;
+          if (model.shut(p)) model.Enable(p);
+        }
+        datapath_.shut_mask.store(0);
       }
       uint16_t in = static_cast<uint16_t>(rng() % kPorts);
       std::vector<TestFrame> frames(1 + rng() % 32);
@@ -1157,6 +1045,10 @@ TEST_F(ForwarderTest, MatchesReferenceModelOnRandomBursts) {
           case model::Outcome::kHairpin: ++rx_drops[in][RxDrop::kHairpin]; break;
           case model::Outcome::kSpoofed: ++rx_drops[in][RxDrop::kSpoofed]; break;
           case model::Outcome::kNoDestination: ++rx_drops[in][RxDrop::kNoDestination]; break;
+          case model::Outcome::kPoliced: ++rx_drops[in][RxDrop::kPoliced]; break;
+          case model::Outcome::kStorm: ++rx_drops[in][RxDrop::kStorm]; break;
+          case model::Outcome::kReserved: ++rx_drops[in][RxDrop::kReserved]; break;
+          case model::Outcome::kShut: ++rx_drops[in][RxDrop::kShut]; break;
         }
         for (const model::Copy& c : e.copies) ++tx[c.port];
         for (uint16_t p : e.mtu_drops) ++tx_drops[p][TxDrop::kMtu];

@@ -43,8 +43,23 @@
 //     and counted as limited).
 //   - Ageing removes learned entries not seen for the ageing time; a port going down
 //     forgets its learned entries at once. Static entries stay.
+//   Guardrails
+//   - A policed port's frames each take a token of its frame meter and as many of its byte
+//     meter as they are long, in order, before anything else is done with them (VLAN,
+//     source); a frame that finds too few is dropped (reason policed) and learns nothing.
+//   - A frame to 802.1D's reserved group addresses 01:80:C2:00:00:00-0F is never
+//     forwarded (reason reserved; its source is still learned, as for any frame past the
+//     port security check).
+//   - A frame that would flood (a group destination, or an unknown unicast one) takes a
+//     token of its port's storm meter for its class (broadcast, other group, unknown
+//     unicast), if it has one; none left: dropped (reason storm; its source learned).
+//   - A BPDU (to 01:80:C2:00:00:00) from a port with BPDU guard shuts the port from the
+//     next burst on, until it is enabled again: its frames are dropped (reason shut) and
+//     learn nothing, and it is no destination (left out of floods, link_down for unicast).
+//   - Here meters never refill (the tests freeze them): a meter is a bucket of its burst.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <ostream>
@@ -65,6 +80,10 @@ struct PortConfig {
   uint32_t learn_limit = 0;   // 0: none
   std::set<uint64_t> allowed;  // allowed source MACs; empty: any (unless locked)
   bool lock = false;           // the first source seen is the only one allowed
+  // Guardrails: meters as buckets that never refill (0: no meter).
+  uint64_t police_frames = 0, police_bytes = 0;
+  std::array<uint64_t, 3> storm{};  // broadcast, other group, unknown unicast
+  bool bpdu_guard = false;
 
   bool Carries(int vlan) const {
     if (vlan < 0 || vlan >= 4095) return false;
@@ -97,7 +116,10 @@ struct Frame {
   bool inner_tag = false;  // tagged, and a second tag follows the first
 };
 
-enum class Outcome { kForwarded, kHairpin, kMalformed, kVlan, kSpoofed, kNoDestination };
+enum class Outcome {
+  kForwarded, kHairpin, kMalformed, kVlan, kSpoofed, kNoDestination,
+  kPoliced, kStorm, kReserved, kShut
+};
 
 struct Copy {
   uint16_t port;
@@ -134,11 +156,26 @@ class BridgeModel {
   std::vector<Result> ForwardBurst(uint16_t in, const std::vector<Frame>& frames,
                                    uint64_t up_mask, uint32_t now = 0) {
     std::vector<Result> results;
-    for (const Frame& f : frames) results.push_back(Decide(in, f, up_mask));
+    const bool shut = shut_.count(in) != 0;  // as it was when the burst came
+    bool bpdu = false;
+    for (const Frame& f : frames) {
+      Result r;
+      if (shut) {
+        r.outcome = Outcome::kShut;
+      } else if (!Police(in, f)) {
+        r.outcome = Outcome::kPoliced;
+      } else {
+        r = Decide(in, f, up_mask & ~ShutMask());
+        bpdu = bpdu || (r.outcome == Outcome::kReserved && f.dst == kStp);
+      }
+      results.push_back(r);
+    }
+    if (bpdu && ports_[in].bpdu_guard) shut_.insert(in);
     const Frame* last = nullptr;  // the current run's last frame
     for (size_t i = 0; i < frames.size(); ++i) {
       const Outcome o = results[i].outcome;
-      if (o == Outcome::kVlan) continue;
+      // Dropped before classification: they neither end a run nor teach.
+      if (o == Outcome::kVlan || o == Outcome::kPoliced || o == Outcome::kShut) continue;
       const bool asks = last == nullptr || !SameRun(in, *last, frames[i]);
       last = &frames[i];
       if (o == Outcome::kMalformed || o == Outcome::kSpoofed) continue;
@@ -185,6 +222,17 @@ class BridgeModel {
   const PortConfig& port(uint16_t p) const { return ports_[p]; }
 
   static uint64_t Key(int vlan, uint64_t mac) { return uint64_t(vlan) << 48 | mac; }
+  static constexpr uint64_t kStp = 0x0000c28001;  // 01:80:C2:00:00:00
+  static bool IsReserved(uint64_t mac) { return (mac & 0xf0ffffffffff) == kStp; }
+
+  // hvswitchctl port enable: a shut port forwards again.
+  void Enable(uint16_t port) { shut_.erase(port); }
+  bool shut(uint16_t port) const { return shut_.count(port) != 0; }
+  uint64_t ShutMask() const {
+    uint64_t mask = 0;
+    for (uint16_t p : shut_) mask |= uint64_t{1} << p;
+    return mask;
+  }
 
  private:
   Result Decide(uint16_t in, const Frame& f, uint64_t up_mask) {
@@ -207,7 +255,16 @@ class BridgeModel {
     }
     std::vector<uint16_t> targets;
     auto it = table_.find(Key(vlan, f.dst));
+    if (IsReserved(f.dst)) {
+      r.outcome = Outcome::kReserved;
+      return r;
+    }
     if (IsGroup(f.dst) || it == table_.end()) {
+      const size_t storm_class = !IsGroup(f.dst) ? 2 : f.dst == 0xffffffffffff ? 0 : 1;
+      if (!Take(storm_[in][storm_class], in_port.storm[storm_class], 1)) {
+        r.outcome = Outcome::kStorm;
+        return r;
+      }
       for (uint16_t p = 0; p < ports_.size(); ++p) {
         if (p != in && ((up_mask >> p) & 1) && ports_[p].Carries(vlan)) targets.push_back(p);
       }
@@ -234,6 +291,22 @@ class BridgeModel {
       }
     }
     return r;
+  }
+
+  // Whether `n` tokens can be taken from a bucket of `size` (0: no meter) that has had
+  // `used` taken; takes them if so.
+  static bool Take(uint64_t& used, uint64_t size, uint64_t n) {
+    if (size == 0) return true;
+    if (used + n > size) return false;
+    used += n;
+    return true;
+  }
+  // The frame through port `in`'s police meters: false if it is dropped.
+  bool Police(uint16_t in, const Frame& f) {
+    const PortConfig& c = ports_[in];
+    const uint64_t len = 14 + (f.tag >= 0 ? 4 : 0) + f.payload;
+    if (!Take(police_[in][0], c.police_frames, 1)) return false;
+    return Take(police_[in][1], c.police_bytes, len);
   }
 
   bool SameRun(uint16_t in, const Frame& a, const Frame& b) const {
@@ -270,6 +343,10 @@ class BridgeModel {
   std::map<uint64_t, Entry> table_;
   std::map<uint16_t, uint64_t> limited_;
   std::map<uint16_t, uint64_t> locked_;  // lock ports that saw their first source
+  // Tokens taken from each port's meters: police frames, bytes; storm by class.
+  std::map<uint16_t, std::array<uint64_t, 2>> police_;
+  std::map<uint16_t, std::array<uint64_t, 3>> storm_;
+  std::set<uint16_t> shut_;
   uint64_t locked_refused_ = 0;
 };
 

@@ -158,6 +158,17 @@ TEST(ParseCommandTest, PortAddTakesOneSpecOrWords) {
   EXPECT_EQ(words->command->id, CommandId::kPortAdd);
 }
 
+TEST(ParseCommandTest, PortEnableTakesOneName) {
+  absl::StatusOr<Parsed> p = ParseCommand(Split("port enable vm"), Parser::kDaemon);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->command->id, CommandId::kPortEnable);
+  EXPECT_EQ(p->args, (std::vector<std::string>{"vm"}));
+  EXPECT_EQ(ParseCommand(Split("port enable"), Parser::kDaemon).status().message(),
+            GroupUsage("port"));
+  EXPECT_EQ(ParseCommand(Split("port enable vm mem"), Parser::kDaemon).status().message(),
+            GroupUsage("port"));
+}
+
 TEST(ParseCommandTest, EachSideParsesItsOwnRows) {
   // hvswitchctl runs capture and help itself; the daemon takes capture start.
   absl::StatusOr<Parsed> p = ParseCommand(Split("capture start a 1 rx"), Parser::kClient);
@@ -207,7 +218,8 @@ TEST(ParseCommandTest, Errors) {
 TEST(GroupUsageTest, WrittenFromTheTable) {
   // port:, fdb: and capture: as the daemon has always answered them.
   EXPECT_EQ(GroupUsage("port"),
-            "port: list | show NAME | add NAME TYPE KEY=VALUE... | add SPEC | del NAME");
+            "port: list | show NAME | add NAME TYPE KEY=VALUE... | add SPEC | del NAME | "
+            "enable NAME");
   EXPECT_EQ(GroupUsage("fdb"),
             "fdb: show [--port P] [--vlan V] | flush [--port P] | add PORT MAC [--vlan V] | "
             "del MAC [--vlan V]");
@@ -289,8 +301,8 @@ TEST_F(SaveConfigTest, AfterEveryCommandThatChangesIt) {
   EXPECT_TRUE(SavedAfter("fdb del 02:00:00:00:00:09"));
   // Wherever the options stand (the words used to be looked at, not the command).
   EXPECT_TRUE(SavedAfter("fdb --vlan 0 add vm 02:00:00:00:00:09"));
-  for (const char* line : {"port list", "port show vm", "fdb show", "fdb flush", "stats", "pmd",
-                           "capture status", "config show"}) {
+  for (const char* line : {"port list", "port show vm", "port enable vm", "fdb show", "fdb flush",
+                           "stats", "pmd", "capture status", "config show"}) {
     EXPECT_FALSE(SavedAfter(line)) << line;
   }
 }

@@ -126,49 +126,55 @@ class ControlGoldenTest : public ::testing::Test {
 TEST_F(ControlGoldenTest, PortCommands) {
   ExpectAnswers({
       {"port list",
-       R"j({"ok":true,"ports":[{"fdb_learned":1026,"mac":"56:48:4f:53:54:01","mtu":1500,)j"
-       R"j("name":"vm","rx_packets":1000,"tx_packets":1002,"type":"vhost-user","up":true},)j"
-       R"j({"fdb_learned":2026,"mac":"56:48:4f:53:54:02","mtu":1500,"name":"mem",)j"
-       R"j("rx_packets":2000,"tx_packets":2002,"type":"memif","up":false}]})j"},
+       R"j({"ok":true,"ports":[{"fdb_learned":1031,"mac":"56:48:4f:53:54:01","mtu":1500,)j"
+       R"j("name":"vm","rx_packets":1000,"shut":false,"tx_packets":1002,"type":"vhost-user",)j"
+       R"j("up":true},{"fdb_learned":2031,"mac":"56:48:4f:53:54:02","mtu":1500,"name":"mem",)j"
+       R"j("rx_packets":2000,"shut":false,"tx_packets":2002,"type":"memif","up":false}]})j"},
       {"port show vm",
-       R"j({"ok":true,"port":{"cpu_cycles":1704,"fdb_learned":1026,"learn_limited":1004,"learn_table_full":1005,)j"
+       R"j({"ok":true,"port":{"bpdu_guard_shutdowns":1011,"cpu_cycles":1704,"fdb_learned":1031,)j"
+       R"j("learn_limited":1004,"learn_table_full":1005,)j"
        R"j("mac":"56:48:4f:53:54:01","mtu":1500,"name":"vm","offload":{"csum_hw":1007,)j"
        R"j("csum_sw":1008,"tso_hw":1009,"tso_sw":1010},)j"
        R"j("residence":{"buckets":[{"count":10,"le_ns":1000},{"count":86,"le_ns":2000},)j"
        R"j({"count":9,"le_ns":50000},{"count":1,"gt_ns":10000000}],"p50_ns":1500,)j"
        R"j("p90_ns":1993,"p99_ns":49800,"samples":106,"sum_ns":100000},)j"
        R"j("rx_bytes":1001,)j"
-       R"j("rx_drops":{"bad_offload":1014,"hairpin":1013,"malformed":1011,"missed":1017,)j"
-       R"j("no_destination":1016,"no_mbuf":1025,"rx_error":1018,"spoofed":1015,"vlan":1012},)j"
-       R"j("rx_packets":1000,"rx_pause_cycles":1703,"rx_pauses":1702,"spec":"vm,type=vhost-user,path=$DIR/vm.sock","tx_bursts":1006,)j"
-       R"j("tx_bytes":1003,"tx_drops":{"link_down":1020,"mtu":1021,"no_mbuf":1022,)j"
-       R"j("offload_refused":1023,"queue_full":1019,"vlan":1024},"tx_packets":1002,)j"
+       R"j("rx_drops":{"bad_offload":1015,"hairpin":1014,"malformed":1012,"missed":1022,)j"
+       R"j("no_destination":1017,"no_mbuf":1030,"policed":1018,"reserved":1020,"rx_error":1023,)j"
+       R"j("shut":1021,"spoofed":1016,"storm":1019,"vlan":1013},)j"
+       R"j("rx_packets":1000,"rx_pause_cycles":1703,"rx_pauses":1702,"shut":false,)j"
+       R"j("spec":"vm,type=vhost-user,path=$DIR/vm.sock","tx_bursts":1006,)j"
+       R"j("tx_bytes":1003,"tx_drops":{"link_down":1025,"mtu":1026,"no_mbuf":1027,)j"
+       R"j("offload_refused":1028,"queue_full":1024,"vlan":1029},"tx_packets":1002,)j"
        R"j("tx_retries":1700,"tx_retry_cycles":1701,"type":"vhost-user","up":true}})j"},
       {"port show mem",
-       R"j({"ok":true,"port":{"buffer_quota":512,"buffers_in_use":77,"cpu_cycles":2704,"fdb_learned":2026,)j"
+       R"j({"ok":true,"port":{"bpdu_guard_shutdowns":2011,"buffer_quota":512,"buffers_in_use":77,)j"
+       R"j("cpu_cycles":2704,"fdb_learned":2031,)j"
        R"j("learn_limited":2004,"learn_table_full":2005,"mac":"56:48:4f:53:54:02","mtu":1500,)j"
        R"j("name":"mem","offload":{"csum_hw":2007,"csum_sw":2008,"tso_hw":2009,"tso_sw":2010},)j"
        R"j("residence":{"buckets":[{"count":10,"le_ns":1000},{"count":85,"le_ns":2000},)j"
        R"j({"count":9,"le_ns":50000},{"count":1,"gt_ns":10000000}],"p50_ns":1500,)j"
        R"j("p90_ns":1994,"p99_ns":49833,"samples":105,"sum_ns":200000},)j"
-       R"j("rx_bytes":2001,"rx_drops":{"bad_offload":2014,"hairpin":2013,"malformed":2011,)j"
-       R"j("missed":2017,"no_destination":2016,"no_mbuf":2025,"rx_error":2018,"spoofed":2015,)j"
-       R"j("vlan":2012},"rx_packets":2000,"rx_pause_cycles":2703,"rx_pauses":2702,"spec":"mem,type=memif,path=$DIR/mem.sock,quota=512",)j"
-       R"j("tx_bursts":2006,"tx_bytes":2003,"tx_drops":{"link_down":2020,"mtu":2021,)j"
-       R"j("no_mbuf":2022,"offload_refused":2023,"queue_full":2019,"vlan":2024},)j"
+       R"j("rx_bytes":2001,"rx_drops":{"bad_offload":2015,"hairpin":2014,"malformed":2012,)j"
+       R"j("missed":2022,"no_destination":2017,"no_mbuf":2030,"policed":2018,"reserved":2020,)j"
+       R"j("rx_error":2023,"shut":2021,"spoofed":2016,"storm":2019,)j"
+       R"j("vlan":2013},"rx_packets":2000,"rx_pause_cycles":2703,"rx_pauses":2702,"shut":false,)j"
+       R"j("spec":"mem,type=memif,path=$DIR/mem.sock,quota=512",)j"
+       R"j("tx_bursts":2006,"tx_bytes":2003,"tx_drops":{"link_down":2025,"mtu":2026,)j"
+       R"j("no_mbuf":2027,"offload_refused":2028,"queue_full":2024,"vlan":2029},)j"
        R"j("tx_packets":2002,"tx_retries":2700,"tx_retry_cycles":2701,"type":"memif",)j"
        R"j("up":false}})j"},
       {"port show nope",
        R"j({"error":"no port named 'nope'","ok":false})j"},
       {"port show",
-       R"j({"error":"port: list | show NAME | add NAME TYPE KEY=VALUE... | add SPEC | del NAME")j"
-       R"j(,"ok":false})j"},
+       R"j({"error":"port: list | show NAME | add NAME TYPE KEY=VALUE... | add SPEC | del NAME )j"
+       R"j(| enable NAME","ok":false})j"},
       {"port",
-       R"j({"error":"port: list | show NAME | add NAME TYPE KEY=VALUE... | add SPEC | del NAME")j"
-       R"j(,"ok":false})j"},
+       R"j({"error":"port: list | show NAME | add NAME TYPE KEY=VALUE... | add SPEC | del NAME )j"
+       R"j(| enable NAME","ok":false})j"},
       {"port list --vlan 3",
-       R"j({"error":"port: list | show NAME | add NAME TYPE KEY=VALUE... | add SPEC | del NAME")j"
-       R"j(,"ok":false})j"},
+       R"j({"error":"port: list | show NAME | add NAME TYPE KEY=VALUE... | add SPEC | del NAME )j"
+       R"j(| enable NAME","ok":false})j"},
       {"port add x vhost-user path=$DIR/x.sock",
        R"j({"ok":true,"spec":"x,type=vhost-user,path=$DIR/x.sock"})j"},
       {"port add y,type=memif,path=$DIR/y.sock,quota=64",
@@ -190,6 +196,35 @@ TEST_F(ControlGoldenTest, PortCommands) {
        R"j({"error":"no port named 'nope'","ok":false})j"},
       {"port del x",
        R"j({"ok":true})j"},
+      {"port enable vm",
+       R"j({"ok":true})j"},
+      {"port enable vm",
+       R"j({"ok":true})j", 65534, false},
+      {"port enable nope",
+       R"j({"error":"no port named 'nope'","ok":false})j"},
+      {"port enable",
+       R"j({"error":"port: list | show NAME | add NAME TYPE KEY=VALUE... | add SPEC | del NAME )j"
+       R"j(| enable NAME","ok":false})j"},
+  });
+}
+
+// A port bpdu_guard=1 shut: `port list` says so until `port enable` (a --ctl_group member
+// may) ends it.
+TEST_F(ControlGoldenTest, PortEnableEndsAShut) {
+  bridge_.Shut("vm");
+  ExpectAnswers({
+      {"port list",
+       R"j({"ok":true,"ports":[{"fdb_learned":1031,"mac":"56:48:4f:53:54:01","mtu":1500,)j"
+       R"j("name":"vm","rx_packets":1000,"shut":true,"tx_packets":1002,"type":"vhost-user",)j"
+       R"j("up":true},{"fdb_learned":2031,"mac":"56:48:4f:53:54:02","mtu":1500,"name":"mem",)j"
+       R"j("rx_packets":2000,"shut":false,"tx_packets":2002,"type":"memif","up":false}]})j"},
+      {"port enable vm",
+       R"j({"ok":true})j", 65534, false},
+      {"port list",
+       R"j({"ok":true,"ports":[{"fdb_learned":1031,"mac":"56:48:4f:53:54:01","mtu":1500,)j"
+       R"j("name":"vm","rx_packets":1000,"shut":false,"tx_packets":1002,"type":"vhost-user",)j"
+       R"j("up":true},{"fdb_learned":2031,"mac":"56:48:4f:53:54:02","mtu":1500,"name":"mem",)j"
+       R"j("rx_packets":2000,"shut":false,"tx_packets":2002,"type":"memif","up":false}]})j"},
   });
 }
 
@@ -247,48 +282,55 @@ TEST_F(ControlGoldenTest, StatsAndPmd) {
   ExpectAnswers({
       {"stats",
        R"j({"fdb":{"aged_total":3004,"entries":3001,"flushed_total":3005,"learned_total":3002,)j"
-       R"j("moves_total":3003,"static":3006},"ok":true,"ports":[{"cpu_cycles":1704,"fdb_learned":1026,)j"
+       R"j("moves_total":3003,"static":3006},"ok":true,"ports":[{"bpdu_guard_shutdowns":1011,)j"
+       R"j("cpu_cycles":1704,"fdb_learned":1031,)j"
        R"j("learn_limited":1004,"learn_table_full":1005,"mac":"56:48:4f:53:54:01","mtu":1500,)j"
        R"j("name":"vm","offload":{"csum_hw":1007,"csum_sw":1008,"tso_hw":1009,"tso_sw":1010},)j"
        R"j("residence":{"buckets":[{"count":10,"le_ns":1000},{"count":86,"le_ns":2000},)j"
        R"j({"count":9,"le_ns":50000},{"count":1,"gt_ns":10000000}],"p50_ns":1500,)j"
        R"j("p90_ns":1993,"p99_ns":49800,"samples":106,"sum_ns":100000},)j"
-       R"j("rx_bytes":1001,"rx_drops":{"bad_offload":1014,"hairpin":1013,"malformed":1011,)j"
-       R"j("missed":1017,"no_destination":1016,"no_mbuf":1025,"rx_error":1018,"spoofed":1015,)j"
-       R"j("vlan":1012},"rx_packets":1000,"rx_pause_cycles":1703,"rx_pauses":1702,"spec":"vm,type=vhost-user,path=$DIR/vm.sock",)j"
-       R"j("tx_bursts":1006,"tx_bytes":1003,"tx_drops":{"link_down":1020,"mtu":1021,)j"
-       R"j("no_mbuf":1022,"offload_refused":1023,"queue_full":1019,"vlan":1024},)j"
+       R"j("rx_bytes":1001,"rx_drops":{"bad_offload":1015,"hairpin":1014,"malformed":1012,)j"
+       R"j("missed":1022,"no_destination":1017,"no_mbuf":1030,"policed":1018,"reserved":1020,)j"
+       R"j("rx_error":1023,"shut":1021,"spoofed":1016,"storm":1019,)j"
+       R"j("vlan":1013},"rx_packets":1000,"rx_pause_cycles":1703,"rx_pauses":1702,"shut":false,)j"
+       R"j("spec":"vm,type=vhost-user,path=$DIR/vm.sock",)j"
+       R"j("tx_bursts":1006,"tx_bytes":1003,"tx_drops":{"link_down":1025,"mtu":1026,)j"
+       R"j("no_mbuf":1027,"offload_refused":1028,"queue_full":1024,"vlan":1029},)j"
        R"j("tx_packets":1002,"tx_retries":1700,"tx_retry_cycles":1701,"type":"vhost-user",)j"
-       R"j("up":true},{"buffer_quota":512,)j"
-       R"j("buffers_in_use":77,"cpu_cycles":2704,"fdb_learned":2026,"learn_limited":2004,"learn_table_full":2005,)j"
-       R"j("mac":"56:48:4f:53:54:02","mtu":1500,"name":"mem","offload":{"csum_hw":2007,)j"
-       R"j("csum_sw":2008,"tso_hw":2009,"tso_sw":2010},)j"
+       R"j("up":true},{"bpdu_guard_shutdowns":2011,"buffer_quota":512,)j"
+       R"j("buffers_in_use":77,"cpu_cycles":2704,"fdb_learned":2031,"learn_limited":2004,)j"
+       R"j("learn_table_full":2005,"mac":"56:48:4f:53:54:02","mtu":1500,"name":"mem",)j"
+       R"j("offload":{"csum_hw":2007,"csum_sw":2008,"tso_hw":2009,"tso_sw":2010},)j"
        R"j("residence":{"buckets":[{"count":10,"le_ns":1000},{"count":85,"le_ns":2000},)j"
        R"j({"count":9,"le_ns":50000},{"count":1,"gt_ns":10000000}],"p50_ns":1500,)j"
        R"j("p90_ns":1994,"p99_ns":49833,"samples":105,"sum_ns":200000},)j"
        R"j("rx_bytes":2001,)j"
-       R"j("rx_drops":{"bad_offload":2014,"hairpin":2013,"malformed":2011,"missed":2017,)j"
-       R"j("no_destination":2016,"no_mbuf":2025,"rx_error":2018,"spoofed":2015,"vlan":2012},)j"
-       R"j("rx_packets":2000,"rx_pause_cycles":2703,"rx_pauses":2702,"spec":"mem,type=memif,path=$DIR/mem.sock,quota=512",)j"
-       R"j("tx_bursts":2006,"tx_bytes":2003,"tx_drops":{"link_down":2020,"mtu":2021,)j"
-       R"j("no_mbuf":2022,"offload_refused":2023,"queue_full":2019,"vlan":2024},)j"
+       R"j("rx_drops":{"bad_offload":2015,"hairpin":2014,"malformed":2012,"missed":2022,)j"
+       R"j("no_destination":2017,"no_mbuf":2030,"policed":2018,"reserved":2020,"rx_error":2023,)j"
+       R"j("shut":2021,"spoofed":2016,"storm":2019,"vlan":2013},)j"
+       R"j("rx_packets":2000,"rx_pause_cycles":2703,"rx_pauses":2702,"shut":false,)j"
+       R"j("spec":"mem,type=memif,path=$DIR/mem.sock,quota=512",)j"
+       R"j("tx_bursts":2006,"tx_bytes":2003,"tx_drops":{"link_down":2025,"mtu":2026,)j"
+       R"j("no_mbuf":2027,"offload_refused":2028,"queue_full":2024,"vlan":2029},)j"
        R"j("tx_packets":2002,"tx_retries":2700,"tx_retry_cycles":2701,"type":"memif",)j"
        R"j("up":false}]})j"},
       {"stats mem",
        R"j({"fdb":{"aged_total":3004,"entries":3001,"flushed_total":3005,"learned_total":3002,)j"
-       R"j("moves_total":3003,"static":3006},"ok":true,"ports":[{"buffer_quota":512,)j"
-       R"j("buffers_in_use":77,"cpu_cycles":2704,"fdb_learned":2026,"learn_limited":2004,"learn_table_full":2005,)j"
-       R"j("mac":"56:48:4f:53:54:02","mtu":1500,"name":"mem","offload":{"csum_hw":2007,)j"
-       R"j("csum_sw":2008,"tso_hw":2009,"tso_sw":2010},)j"
+       R"j("moves_total":3003,"static":3006},"ok":true,"ports":[{"bpdu_guard_shutdowns":2011,)j"
+       R"j("buffer_quota":512,"buffers_in_use":77,"cpu_cycles":2704,"fdb_learned":2031,)j"
+       R"j("learn_limited":2004,"learn_table_full":2005,"mac":"56:48:4f:53:54:02","mtu":1500,)j"
+       R"j("name":"mem","offload":{"csum_hw":2007,"csum_sw":2008,"tso_hw":2009,"tso_sw":2010},)j"
        R"j("residence":{"buckets":[{"count":10,"le_ns":1000},{"count":85,"le_ns":2000},)j"
        R"j({"count":9,"le_ns":50000},{"count":1,"gt_ns":10000000}],"p50_ns":1500,)j"
        R"j("p90_ns":1994,"p99_ns":49833,"samples":105,"sum_ns":200000},)j"
        R"j("rx_bytes":2001,)j"
-       R"j("rx_drops":{"bad_offload":2014,"hairpin":2013,"malformed":2011,"missed":2017,)j"
-       R"j("no_destination":2016,"no_mbuf":2025,"rx_error":2018,"spoofed":2015,"vlan":2012},)j"
-       R"j("rx_packets":2000,"rx_pause_cycles":2703,"rx_pauses":2702,"spec":"mem,type=memif,path=$DIR/mem.sock,quota=512",)j"
-       R"j("tx_bursts":2006,"tx_bytes":2003,"tx_drops":{"link_down":2020,"mtu":2021,)j"
-       R"j("no_mbuf":2022,"offload_refused":2023,"queue_full":2019,"vlan":2024},)j"
+       R"j("rx_drops":{"bad_offload":2015,"hairpin":2014,"malformed":2012,"missed":2022,)j"
+       R"j("no_destination":2017,"no_mbuf":2030,"policed":2018,"reserved":2020,"rx_error":2023,)j"
+       R"j("shut":2021,"spoofed":2016,"storm":2019,"vlan":2013},)j"
+       R"j("rx_packets":2000,"rx_pause_cycles":2703,"rx_pauses":2702,"shut":false,)j"
+       R"j("spec":"mem,type=memif,path=$DIR/mem.sock,quota=512",)j"
+       R"j("tx_bursts":2006,"tx_bytes":2003,"tx_drops":{"link_down":2025,"mtu":2026,)j"
+       R"j("no_mbuf":2027,"offload_refused":2028,"queue_full":2024,"vlan":2029},)j"
        R"j("tx_packets":2002,"tx_retries":2700,"tx_retry_cycles":2701,"type":"memif",)j"
        R"j("up":false}]})j"},
       {"stats nope",
@@ -380,13 +422,12 @@ TEST_F(ControlGoldenTest, OtherRequests) {
        R"j({"error":"empty request","ok":false})j"},
       {"nonsense",
        R"j({"error":"unknown command 'nonsense': port list | port show NAME | port add NAME TYP)j"
-       R"j(E KEY=VALUE... | port add SPEC | port del NAME | fdb show [--port P] [--vlan V] | f)j"
-       R"j(db flush [--port P] | fdb add PORT MAC [--vlan V] | fdb del MAC [--vlan V] | stats [P)j"
-       R"j(ORT] | pmd | vxlan show | vxlan add VNI,vlan=N,uplink=PORT,local=IP[,remote=IP...] )j"
-       R"j(| vxlan del VNI | capture PORT [--count N] [--direction rx|tx|both] -w FILE [--timeo)j"
-       R"j(ut S] )j"
-       R"j(| capture status | capture stop | config show | config save [FILE] | help [COMMAND]",)j"
-       R"j("ok":false})j"},
+       R"j(E KEY=VALUE... | port add SPEC | port del NAME | port enable NAME | fdb show [--port)j"
+       R"j( P] [--vlan V] | fdb flush [--port P] | fdb add PORT MAC [--vlan V] | fdb del MAC [-)j"
+       R"j(-vlan V] | stats [PORT] | pmd | vxlan show | vxlan add VNI,vlan=N,uplink=PORT,local=)j"
+       R"j(IP[,remote=IP...] | vxlan del VNI | capture PORT [--count N] [--direction rx|tx|both)j"
+       R"j(] -w FILE [--timeout S] | capture status | capture stop | config show | config save )j"
+       R"j([FILE] | help [COMMAND]","ok":false})j"},
       {"   ",
        R"j({"error":"empty request","ok":false})j"},
   });

@@ -35,6 +35,7 @@ BridgeSnapshot TwoPorts() {
     port.mac = port.name == "vm1" ? "56:48:4f:53:54:00" : "56:48:4f:53:54:01";
     port.path = "/run/hvswitch/" + port.name + ".sock";
     port.up = port.name == "vm1";
+    port.shut = port.name == "mem1";  // bpdu_guard=1 shut it
     port.mtu = port.name == "vm1" ? 1500 : 9000;
     FillDistinct(port, v);
     snap.ports.push_back(port);
@@ -77,19 +78,19 @@ constexpr const char* kExposition[] = {
       R"x(any drop).)x",
     R"x(# TYPE hvswitch_port_receive_packets_total counter)x",
     R"x(hvswitch_port_receive_packets_total{port="vm1"} 100)x",
-    R"x(hvswitch_port_receive_packets_total{port="mem1"} 127)x",
+    R"x(hvswitch_port_receive_packets_total{port="mem1"} 132)x",
     R"x(# HELP hvswitch_port_receive_bytes_total Bytes received from the port.)x",
     R"x(# TYPE hvswitch_port_receive_bytes_total counter)x",
     R"x(hvswitch_port_receive_bytes_total{port="vm1"} 101)x",
-    R"x(hvswitch_port_receive_bytes_total{port="mem1"} 128)x",
+    R"x(hvswitch_port_receive_bytes_total{port="mem1"} 133)x",
     R"x(# HELP hvswitch_port_transmit_packets_total Frames sent to the port.)x",
     R"x(# TYPE hvswitch_port_transmit_packets_total counter)x",
     R"x(hvswitch_port_transmit_packets_total{port="vm1"} 102)x",
-    R"x(hvswitch_port_transmit_packets_total{port="mem1"} 129)x",
+    R"x(hvswitch_port_transmit_packets_total{port="mem1"} 134)x",
     R"x(# HELP hvswitch_port_transmit_bytes_total Bytes sent to the port.)x",
     R"x(# TYPE hvswitch_port_transmit_bytes_total counter)x",
     R"x(hvswitch_port_transmit_bytes_total{port="vm1"} 103)x",
-    R"x(hvswitch_port_transmit_bytes_total{port="mem1"} 130)x",
+    R"x(hvswitch_port_transmit_bytes_total{port="mem1"} 135)x",
     R"x(# HELP hvswitch_port_receive_drop_total Frames dropped after receive, by reason. )x"
       R"x(no_mbuf: the buffer pool ran dry (raise it or find who holds buffers); quota: the )x"
       R"x(port's own buffers (quota=) ran out, so its frames were dropped by the device )x"
@@ -100,31 +101,45 @@ constexpr const char* kExposition[] = {
       R"x(guest); hairpin: destination learned on the ingress port itself (a loop or a )x"
       R"x(confused peer); spoofed: a source MAC the port may not use (port security: mac= or )x"
       R"x(lock=1); no_destination: flooded, but no other port is up in the frame's VLAN )x"
-      R"x((nobody to hear it); missed / rx_error: the device itself dropped frames before )x"
-      R"x(hvswitch saw them (missed: its receive queue was full, hvswitch polling too slowly; )x"
-      R"x(rx_error: erroneous frames). no_mbuf, quota, missed and rx_error are not in )x"
+      R"x((nobody to hear it); policed: beyond the port's police_pps= / police_bps= (dropped )x"
+      R"x(before anything else is done with them); storm: broadcast, multicast or )x"
+      R"x(unknown-unicast frames beyond the port's storm_broadcast= / storm_multicast= / )x"
+      R"x(storm_unknown= rate; reserved: frames to 802.1D's reserved group addresses )x"
+      R"x(01:80:C2:00:00:00-0F (STP, LACP, 802.1X, LLDP), which a bridge never forwards; )x"
+      R"x(shut: frames from a port shut by bpdu_guard=1 (hvswitchctl port enable ends it); )x"
+      R"x(missed / rx_error: the device itself dropped frames before hvswitch saw them )x"
+      R"x((missed: its receive queue was full, hvswitch polling too slowly; rx_error: )x"
+      R"x(erroneous frames). no_mbuf, quota, missed and rx_error are not in )x"
       R"x(receive_packets_total; every other frame received is forwarded or counted here.)x",
     R"x(# TYPE hvswitch_port_receive_drop_total counter)x",
-    R"x(hvswitch_port_receive_drop_total{port="vm1",reason="no_mbuf"} 125)x",
+    R"x(hvswitch_port_receive_drop_total{port="vm1",reason="no_mbuf"} 130)x",
     R"x(hvswitch_port_receive_drop_total{port="vm1",reason="quota"} 0)x",
-    R"x(hvswitch_port_receive_drop_total{port="vm1",reason="malformed"} 111)x",
-    R"x(hvswitch_port_receive_drop_total{port="vm1",reason="vlan"} 112)x",
-    R"x(hvswitch_port_receive_drop_total{port="vm1",reason="hairpin"} 113)x",
-    R"x(hvswitch_port_receive_drop_total{port="vm1",reason="bad_offload"} 114)x",
-    R"x(hvswitch_port_receive_drop_total{port="vm1",reason="spoofed"} 115)x",
-    R"x(hvswitch_port_receive_drop_total{port="vm1",reason="no_destination"} 116)x",
-    R"x(hvswitch_port_receive_drop_total{port="vm1",reason="missed"} 117)x",
-    R"x(hvswitch_port_receive_drop_total{port="vm1",reason="rx_error"} 118)x",
+    R"x(hvswitch_port_receive_drop_total{port="vm1",reason="malformed"} 112)x",
+    R"x(hvswitch_port_receive_drop_total{port="vm1",reason="vlan"} 113)x",
+    R"x(hvswitch_port_receive_drop_total{port="vm1",reason="hairpin"} 114)x",
+    R"x(hvswitch_port_receive_drop_total{port="vm1",reason="bad_offload"} 115)x",
+    R"x(hvswitch_port_receive_drop_total{port="vm1",reason="spoofed"} 116)x",
+    R"x(hvswitch_port_receive_drop_total{port="vm1",reason="no_destination"} 117)x",
+    R"x(hvswitch_port_receive_drop_total{port="vm1",reason="policed"} 118)x",
+    R"x(hvswitch_port_receive_drop_total{port="vm1",reason="storm"} 119)x",
+    R"x(hvswitch_port_receive_drop_total{port="vm1",reason="reserved"} 120)x",
+    R"x(hvswitch_port_receive_drop_total{port="vm1",reason="shut"} 121)x",
+    R"x(hvswitch_port_receive_drop_total{port="vm1",reason="missed"} 122)x",
+    R"x(hvswitch_port_receive_drop_total{port="vm1",reason="rx_error"} 123)x",
     R"x(hvswitch_port_receive_drop_total{port="mem1",reason="no_mbuf"} 0)x",
-    R"x(hvswitch_port_receive_drop_total{port="mem1",reason="quota"} 152)x",
-    R"x(hvswitch_port_receive_drop_total{port="mem1",reason="malformed"} 138)x",
-    R"x(hvswitch_port_receive_drop_total{port="mem1",reason="vlan"} 139)x",
-    R"x(hvswitch_port_receive_drop_total{port="mem1",reason="hairpin"} 140)x",
-    R"x(hvswitch_port_receive_drop_total{port="mem1",reason="bad_offload"} 141)x",
-    R"x(hvswitch_port_receive_drop_total{port="mem1",reason="spoofed"} 142)x",
-    R"x(hvswitch_port_receive_drop_total{port="mem1",reason="no_destination"} 143)x",
-    R"x(hvswitch_port_receive_drop_total{port="mem1",reason="missed"} 144)x",
-    R"x(hvswitch_port_receive_drop_total{port="mem1",reason="rx_error"} 145)x",
+    R"x(hvswitch_port_receive_drop_total{port="mem1",reason="quota"} 162)x",
+    R"x(hvswitch_port_receive_drop_total{port="mem1",reason="malformed"} 144)x",
+    R"x(hvswitch_port_receive_drop_total{port="mem1",reason="vlan"} 145)x",
+    R"x(hvswitch_port_receive_drop_total{port="mem1",reason="hairpin"} 146)x",
+    R"x(hvswitch_port_receive_drop_total{port="mem1",reason="bad_offload"} 147)x",
+    R"x(hvswitch_port_receive_drop_total{port="mem1",reason="spoofed"} 148)x",
+    R"x(hvswitch_port_receive_drop_total{port="mem1",reason="no_destination"} 149)x",
+    R"x(hvswitch_port_receive_drop_total{port="mem1",reason="policed"} 150)x",
+    R"x(hvswitch_port_receive_drop_total{port="mem1",reason="storm"} 151)x",
+    R"x(hvswitch_port_receive_drop_total{port="mem1",reason="reserved"} 152)x",
+    R"x(hvswitch_port_receive_drop_total{port="mem1",reason="shut"} 153)x",
+    R"x(hvswitch_port_receive_drop_total{port="mem1",reason="missed"} 154)x",
+    R"x(hvswitch_port_receive_drop_total{port="mem1",reason="rx_error"} 155)x",
     R"x(# HELP hvswitch_port_transmit_drop_total Frames for the port that were not sent, by )x"
       R"x(reason. queue_full: the guest or device is not draining its ring fast enough; )x"
       R"x(link_down: the guest is not connected; mtu: the frame is larger than the port's MTU )x"
@@ -135,24 +150,24 @@ constexpr const char* kExposition[] = {
       R"x(into the inner tag's VLAN; someone attempts VLAN hopping or stacks tags on an )x"
       R"x(access/native VLAN).)x",
     R"x(# TYPE hvswitch_port_transmit_drop_total counter)x",
-    R"x(hvswitch_port_transmit_drop_total{port="vm1",reason="queue_full"} 119)x",
-    R"x(hvswitch_port_transmit_drop_total{port="vm1",reason="link_down"} 120)x",
-    R"x(hvswitch_port_transmit_drop_total{port="vm1",reason="mtu"} 121)x",
-    R"x(hvswitch_port_transmit_drop_total{port="vm1",reason="no_mbuf"} 122)x",
-    R"x(hvswitch_port_transmit_drop_total{port="vm1",reason="offload_refused"} 123)x",
-    R"x(hvswitch_port_transmit_drop_total{port="vm1",reason="vlan"} 124)x",
-    R"x(hvswitch_port_transmit_drop_total{port="mem1",reason="queue_full"} 146)x",
-    R"x(hvswitch_port_transmit_drop_total{port="mem1",reason="link_down"} 147)x",
-    R"x(hvswitch_port_transmit_drop_total{port="mem1",reason="mtu"} 148)x",
-    R"x(hvswitch_port_transmit_drop_total{port="mem1",reason="no_mbuf"} 149)x",
-    R"x(hvswitch_port_transmit_drop_total{port="mem1",reason="offload_refused"} 150)x",
-    R"x(hvswitch_port_transmit_drop_total{port="mem1",reason="vlan"} 151)x",
+    R"x(hvswitch_port_transmit_drop_total{port="vm1",reason="queue_full"} 124)x",
+    R"x(hvswitch_port_transmit_drop_total{port="vm1",reason="link_down"} 125)x",
+    R"x(hvswitch_port_transmit_drop_total{port="vm1",reason="mtu"} 126)x",
+    R"x(hvswitch_port_transmit_drop_total{port="vm1",reason="no_mbuf"} 127)x",
+    R"x(hvswitch_port_transmit_drop_total{port="vm1",reason="offload_refused"} 128)x",
+    R"x(hvswitch_port_transmit_drop_total{port="vm1",reason="vlan"} 129)x",
+    R"x(hvswitch_port_transmit_drop_total{port="mem1",reason="queue_full"} 156)x",
+    R"x(hvswitch_port_transmit_drop_total{port="mem1",reason="link_down"} 157)x",
+    R"x(hvswitch_port_transmit_drop_total{port="mem1",reason="mtu"} 158)x",
+    R"x(hvswitch_port_transmit_drop_total{port="mem1",reason="no_mbuf"} 159)x",
+    R"x(hvswitch_port_transmit_drop_total{port="mem1",reason="offload_refused"} 160)x",
+    R"x(hvswitch_port_transmit_drop_total{port="mem1",reason="vlan"} 161)x",
     R"x(# HELP hvswitch_port_transmit_bursts_total Transmit bursts to the port that sent )x"
       R"x(frames; transmit packets / bursts is the mean burst size (small bursts to an )x"
       R"x(interrupt-driven guest mean many notifications: consider --tx_flush_us).)x",
     R"x(# TYPE hvswitch_port_transmit_bursts_total counter)x",
     R"x(hvswitch_port_transmit_bursts_total{port="vm1"} 106)x",
-    R"x(hvswitch_port_transmit_bursts_total{port="mem1"} 133)x",
+    R"x(hvswitch_port_transmit_bursts_total{port="mem1"} 138)x",
     R"x(# HELP hvswitch_port_transmit_retries_total Transmit retries to the port: a burst )x"
       R"x(its queue took only in part is offered again (tx_retries=, 8 by default), each )x"
       R"x(retry waiting up to 2 us for the queue to take frames. Rising with few queue_full )x"
@@ -160,14 +175,14 @@ constexpr const char* kExposition[] = {
       R"x(slower than the traffic offered to it.)x",
     R"x(# TYPE hvswitch_port_transmit_retries_total counter)x",
     R"x(hvswitch_port_transmit_retries_total{port="vm1"} 800)x",
-    R"x(hvswitch_port_transmit_retries_total{port="mem1"} 827)x",
+    R"x(hvswitch_port_transmit_retries_total{port="mem1"} 832)x",
     R"x(# HELP hvswitch_port_transmit_retry_cycles_total TSC cycles worker cores spent )x"
       R"x(retrying transmits to the port (tx_retries=): the price of waiting for a slow )x"
       R"x(guest, paid out of the time for every other port. Compare with )x"
       R"x(hvswitch_core_busy_cycles_total; lower tx_retries= if it matters.)x",
     R"x(# TYPE hvswitch_port_transmit_retry_cycles_total counter)x",
     R"x(hvswitch_port_transmit_retry_cycles_total{port="vm1"} 801)x",
-    R"x(hvswitch_port_transmit_retry_cycles_total{port="mem1"} 828)x",
+    R"x(hvswitch_port_transmit_retry_cycles_total{port="mem1"} 833)x",
     R"x(# HELP hvswitch_port_receive_pauses_total Times the port (a kernel interface or a )x"
       R"x(NIC) was not polled because frames from it waited for a destination whose queue )x"
       R"x(was full: its next frames waited in its own queue (the kernel's, the NIC's ring) )x"
@@ -177,7 +192,7 @@ constexpr const char* kExposition[] = {
       R"x(once the port was paused for half of the current millisecond.)x",
     R"x(# TYPE hvswitch_port_receive_pauses_total counter)x",
     R"x(hvswitch_port_receive_pauses_total{port="vm1"} 802)x",
-    R"x(hvswitch_port_receive_pauses_total{port="mem1"} 829)x",
+    R"x(hvswitch_port_receive_pauses_total{port="mem1"} 834)x",
     R"x(# HELP hvswitch_port_receive_pause_cycles_total TSC cycles the port's polling was )x"
       R"x(paused for full destinations: meanwhile its frames to every destination waited in )x"
       R"x(the kernel's or NIC's queue, which drops what does not fit (the interface's or )x"
@@ -185,7 +200,7 @@ constexpr const char* kExposition[] = {
       R"x(for.)x",
     R"x(# TYPE hvswitch_port_receive_pause_cycles_total counter)x",
     R"x(hvswitch_port_receive_pause_cycles_total{port="vm1"} 803)x",
-    R"x(hvswitch_port_receive_pause_cycles_total{port="mem1"} 830)x",
+    R"x(hvswitch_port_receive_pause_cycles_total{port="mem1"} 835)x",
     R"x(# HELP hvswitch_port_cpu_seconds_total Worker CPU time spent on the frames received )x"
       R"x(from the port: the receive call that returned them and their forwarding (lookup, )x"
       R"x(learning requests, copies, software checksums and segmentation, flood copies, the )x"
@@ -193,7 +208,14 @@ constexpr const char* kExposition[] = {
       R"x(hvswitch_port_receive_packets_total.)x",
     R"x(# TYPE hvswitch_port_cpu_seconds_total counter)x",
     R"x(hvswitch_port_cpu_seconds_total{port="vm1"} 201)x",
-    R"x(hvswitch_port_cpu_seconds_total{port="mem1"} 207.75)x",
+    R"x(hvswitch_port_cpu_seconds_total{port="mem1"} 209)x",
+    R"x(# HELP hvswitch_port_bpdu_guard_shutdowns_total Times the port was shut because it )x"
+      R"x(sent a BPDU (frame to 01:80:C2:00:00:00) while bpdu_guard=1: a guest running a )x"
+      R"x(bridge or spanning tree, or a loop through a guest. Its frames are dropped (reason )x"
+      R"x(shut) until hvswitchctl port enable.)x",
+    R"x(# TYPE hvswitch_port_bpdu_guard_shutdowns_total counter)x",
+    R"x(hvswitch_port_bpdu_guard_shutdowns_total{port="vm1"} 111)x",
+    R"x(hvswitch_port_bpdu_guard_shutdowns_total{port="mem1"} 143)x",
     R"x(# HELP hvswitch_port_offload_total Offload work for frames sent to the port. )x"
       R"x(kind=csum: partial L4 checksums (a guest left them to the device); how=hw: passed )x"
       R"x(on for the port to complete, how=sw: completed by hvswitch because the port cannot )x"
@@ -205,17 +227,17 @@ constexpr const char* kExposition[] = {
     R"x(hvswitch_port_offload_total{port="vm1",kind="csum",how="sw"} 108)x",
     R"x(hvswitch_port_offload_total{port="vm1",kind="tso",how="hw"} 109)x",
     R"x(hvswitch_port_offload_total{port="vm1",kind="tso",how="sw"} 110)x",
-    R"x(hvswitch_port_offload_total{port="mem1",kind="csum",how="hw"} 134)x",
-    R"x(hvswitch_port_offload_total{port="mem1",kind="csum",how="sw"} 135)x",
-    R"x(hvswitch_port_offload_total{port="mem1",kind="tso",how="hw"} 136)x",
-    R"x(hvswitch_port_offload_total{port="mem1",kind="tso",how="sw"} 137)x",
+    R"x(hvswitch_port_offload_total{port="mem1",kind="csum",how="hw"} 139)x",
+    R"x(hvswitch_port_offload_total{port="mem1",kind="csum",how="sw"} 140)x",
+    R"x(hvswitch_port_offload_total{port="mem1",kind="tso",how="hw"} 141)x",
+    R"x(hvswitch_port_offload_total{port="mem1",kind="tso",how="sw"} 142)x",
     R"x(# HELP hvswitch_port_learn_limited_total Frames forwarded without learning their )x"
       R"x(source because the port has as many MACs as its learn limit allows (learn_limit=, )x"
       R"x(1024 by default on guest ports): a guest spraying source MACs, or a limit set too )x"
       R"x(low.)x",
     R"x(# TYPE hvswitch_port_learn_limited_total counter)x",
     R"x(hvswitch_port_learn_limited_total{port="vm1"} 104)x",
-    R"x(hvswitch_port_learn_limited_total{port="mem1"} 131)x",
+    R"x(hvswitch_port_learn_limited_total{port="mem1"} 136)x",
     R"x(# HELP hvswitch_port_learn_table_full_total Frames forwarded without learning their )x"
       R"x(source because the MAC table is full for the port: it uses all of its reserved )x"
       R"x(entries and the table's shared rest is taken. Non-zero means the table is too small )x"
@@ -223,7 +245,7 @@ constexpr const char* kExposition[] = {
       R"x(learn_limit= on it); other ports keep their reserve.)x",
     R"x(# TYPE hvswitch_port_learn_table_full_total counter)x",
     R"x(hvswitch_port_learn_table_full_total{port="vm1"} 105)x",
-    R"x(hvswitch_port_learn_table_full_total{port="mem1"} 132)x",
+    R"x(hvswitch_port_learn_table_full_total{port="mem1"} 137)x",
     R"x(# HELP hvswitch_port_residence_seconds Time frames spent in hvswitch on their )x"
       R"x(way to the port: from the start of the receive call that returned a transmit's )x"
       R"x(oldest frame to the return of the transmit call that handed it to the port )x"
@@ -252,35 +274,41 @@ constexpr const char* kExposition[] = {
     R"x(hvswitch_port_residence_seconds_bucket{port="vm1",le="0.005"} 101)x",
     R"x(hvswitch_port_residence_seconds_bucket{port="vm1",le="0.01"} 101)x",
     R"x(hvswitch_port_residence_seconds_bucket{port="vm1",le="+Inf"} 102)x",
-    R"x(hvswitch_port_residence_seconds_count{port="mem1"} 101)x",
-    R"x(hvswitch_port_residence_seconds_sum{port="mem1"} 1.27e-05)x",
+    R"x(hvswitch_port_residence_seconds_count{port="mem1"} 106)x",
+    R"x(hvswitch_port_residence_seconds_sum{port="mem1"} 1.32e-05)x",
     R"x(hvswitch_port_residence_seconds_bucket{port="mem1",le="1e-07"} 0)x",
     R"x(hvswitch_port_residence_seconds_bucket{port="mem1",le="2e-07"} 0)x",
     R"x(hvswitch_port_residence_seconds_bucket{port="mem1",le="5e-07"} 0)x",
     R"x(hvswitch_port_residence_seconds_bucket{port="mem1",le="1e-06"} 10)x",
-    R"x(hvswitch_port_residence_seconds_bucket{port="mem1",le="2e-06"} 91)x",
-    R"x(hvswitch_port_residence_seconds_bucket{port="mem1",le="5e-06"} 91)x",
-    R"x(hvswitch_port_residence_seconds_bucket{port="mem1",le="1e-05"} 91)x",
-    R"x(hvswitch_port_residence_seconds_bucket{port="mem1",le="2e-05"} 91)x",
-    R"x(hvswitch_port_residence_seconds_bucket{port="mem1",le="5e-05"} 100)x",
-    R"x(hvswitch_port_residence_seconds_bucket{port="mem1",le="0.0001"} 100)x",
-    R"x(hvswitch_port_residence_seconds_bucket{port="mem1",le="0.0002"} 100)x",
-    R"x(hvswitch_port_residence_seconds_bucket{port="mem1",le="0.0005"} 100)x",
-    R"x(hvswitch_port_residence_seconds_bucket{port="mem1",le="0.001"} 100)x",
-    R"x(hvswitch_port_residence_seconds_bucket{port="mem1",le="0.002"} 100)x",
-    R"x(hvswitch_port_residence_seconds_bucket{port="mem1",le="0.005"} 100)x",
-    R"x(hvswitch_port_residence_seconds_bucket{port="mem1",le="0.01"} 100)x",
-    R"x(hvswitch_port_residence_seconds_bucket{port="mem1",le="+Inf"} 101)x",
+    R"x(hvswitch_port_residence_seconds_bucket{port="mem1",le="2e-06"} 96)x",
+    R"x(hvswitch_port_residence_seconds_bucket{port="mem1",le="5e-06"} 96)x",
+    R"x(hvswitch_port_residence_seconds_bucket{port="mem1",le="1e-05"} 96)x",
+    R"x(hvswitch_port_residence_seconds_bucket{port="mem1",le="2e-05"} 96)x",
+    R"x(hvswitch_port_residence_seconds_bucket{port="mem1",le="5e-05"} 105)x",
+    R"x(hvswitch_port_residence_seconds_bucket{port="mem1",le="0.0001"} 105)x",
+    R"x(hvswitch_port_residence_seconds_bucket{port="mem1",le="0.0002"} 105)x",
+    R"x(hvswitch_port_residence_seconds_bucket{port="mem1",le="0.0005"} 105)x",
+    R"x(hvswitch_port_residence_seconds_bucket{port="mem1",le="0.001"} 105)x",
+    R"x(hvswitch_port_residence_seconds_bucket{port="mem1",le="0.002"} 105)x",
+    R"x(hvswitch_port_residence_seconds_bucket{port="mem1",le="0.005"} 105)x",
+    R"x(hvswitch_port_residence_seconds_bucket{port="mem1",le="0.01"} 105)x",
+    R"x(hvswitch_port_residence_seconds_bucket{port="mem1",le="+Inf"} 106)x",
     R"x(# HELP hvswitch_port_fdb_entries MACs currently learned on the port (static entries )x"
       R"x(excluded); compare with its learn_limit.)x",
     R"x(# TYPE hvswitch_port_fdb_entries gauge)x",
-    R"x(hvswitch_port_fdb_entries{port="vm1"} 126)x",
-    R"x(hvswitch_port_fdb_entries{port="mem1"} 153)x",
+    R"x(hvswitch_port_fdb_entries{port="vm1"} 131)x",
+    R"x(hvswitch_port_fdb_entries{port="mem1"} 163)x",
     R"x(# HELP hvswitch_port_up 1 while the port's link is up (guest connected); 0 means )x"
       R"x(frames for it are dropped as link_down.)x",
     R"x(# TYPE hvswitch_port_up gauge)x",
     R"x(hvswitch_port_up{port="vm1"} 1)x",
     R"x(hvswitch_port_up{port="mem1"} 0)x",
+    R"x(# HELP hvswitch_port_shut 1 while the port is shut because it sent a BPDU with )x"
+      R"x(bpdu_guard=1: its frames are dropped (reason shut) and none are sent to it until )x"
+      R"x(hvswitchctl port enable.)x",
+    R"x(# TYPE hvswitch_port_shut gauge)x",
+    R"x(hvswitch_port_shut{port="vm1"} 0)x",
+    R"x(hvswitch_port_shut{port="mem1"} 1)x",
     R"x(# HELP hvswitch_port_info What the port is (always 1): type, MAC and socket or )x"
       R"x(devargs.)x",
     R"x(# TYPE hvswitch_port_info gauge)x",

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "ports/guard_keys.h"
 #include "ports/port.h"
 
 namespace hvswitch {
@@ -235,7 +236,56 @@ INSTANTIATE_TEST_SUITE_P(
         BadSpec{"p1,type=netdev,iface=v,queues=17", "queues must be"},
         BadSpec{"p1,type=netdev,iface=v,path=/s", "'path' does not apply"},
         BadSpec{"p1,type=netdev,iface=v,devargs=net_null0", "'devargs' does not apply"},
-        BadSpec{"p1,type=vhost-user,path=/s,iface=v", "'iface' does not apply"}));
+        BadSpec{"p1,type=vhost-user,path=/s,iface=v", "'iface' does not apply"},
+        BadSpec{"p1,type=memif,path=/s,police_pps=0", "police_pps must be frames a second from 1"},
+        BadSpec{"p1,type=memif,path=/s,police_pps=2G", "police_pps must be"},
+        BadSpec{"p1,type=memif,path=/s,police_bps=1.5G", "police_bps must be bits a second"},
+        BadSpec{"p1,type=memif,path=/s,police_bps=10T", "police_bps must be"},
+        BadSpec{"p1,type=memif,path=/s,police_bps=-1", "police_bps must be"},
+        BadSpec{"p1,type=memif,path=/s,police_bps=k", "police_bps must be"},
+        BadSpec{"p1,type=memif,path=/s,police_pps_burst=10", "police_pps_burst= needs police_pps="},
+        BadSpec{"p1,type=memif,path=/s,police_bps_burst=10", "police_bps_burst= needs police_bps="},
+        BadSpec{"p1,type=memif,path=/s,storm_broadcast=0", "storm_broadcast must be"},
+        BadSpec{"p1,type=memif,path=/s,storm_unknown=x", "storm_unknown must be"},
+        BadSpec{"p1,type=memif,path=/s,storm_multicast", "key 'storm_multicast' needs a value"},
+        BadSpec{"p1,type=memif,path=/s,bpdu_guard=2", "bpdu_guard must be 0 or 1"}));
+
+// Guardrails are keys of every port type: rates with k/M/G (thousands, millions, billions),
+// bursts that default to 10 ms of their rate (at least 64 frames, of 1518 bytes for bytes);
+// written back as given, numbers in full.
+TEST(PortSpecTest, GuardKeys) {
+  PortSpec spec = *ParsePortSpec(
+      "v,type=vhost-user,path=/a,police_pps=20k,police_pps_burst=500,police_bps=1G,"
+      "storm_broadcast=1000,storm_multicast=2M,storm_unknown=30,bpdu_guard=1");
+  EXPECT_EQ(spec.guards.police_pps, 20'000u);
+  EXPECT_EQ(spec.guards.police_pps_burst, 500u);
+  EXPECT_EQ(spec.guards.police_bps, 1'000'000'000u);
+  EXPECT_EQ(spec.guards.police_bps_burst, 0u);
+  EXPECT_EQ(spec.guards.storm[static_cast<size_t>(StormClass::kBroadcast)], 1000u);
+  EXPECT_EQ(spec.guards.storm[static_cast<size_t>(StormClass::kMulticast)], 2'000'000u);
+  EXPECT_EQ(spec.guards.storm[static_cast<size_t>(StormClass::kUnknown)], 30u);
+  EXPECT_TRUE(spec.guards.bpdu_guard);
+  EXPECT_TRUE(spec.guards.policed());
+  EXPECT_TRUE(spec.guards.storm_controlled());
+  EXPECT_EQ(spec.ToString(),
+            "v,type=vhost-user,path=/a,police_pps=20000,police_pps_burst=500,"
+            "police_bps=1000000000,storm_broadcast=1000,storm_multicast=2000000,storm_unknown=30,"
+            "bpdu_guard=1");
+  EXPECT_EQ(ParsePortSpec(spec.ToString())->guards, spec.guards);
+  // Keys of every type, before devargs.
+  PortSpec nic = *ParsePortSpec("n,type=dpdk,police_bps=100M,police_bps_burst=64k,devargs=net_null0");
+  EXPECT_EQ(nic.guards.police_bps_burst, 64'000u);
+  EXPECT_EQ(ParsePortSpec(nic.ToString())->guards, nic.guards);
+  PortSpec none = *ParsePortSpec("m,type=memif,path=/b,bpdu_guard=0");
+  EXPECT_EQ(none.guards, GuardSpec{});
+  EXPECT_EQ(none.ToString(), "m,type=memif,path=/b");
+  EXPECT_EQ(ParsePortSpec("m,type=memif,path=/b,police_pps=1G")->guards.police_pps, kMaxGuardPps);
+
+  EXPECT_EQ(DefaultPacketBurst(1000), 64u);
+  EXPECT_EQ(DefaultPacketBurst(1'000'000), 10'000u);
+  EXPECT_EQ(DefaultByteBurst(1'000'000), 64u * 1518);
+  EXPECT_EQ(DefaultByteBurst(10'000'000'000), 12'500'000u);  // 10 ms of 10 Gbit/s
+}
 
 TEST(PortDevargsTest, EachTypeMapsToItsPmd) {
   PortSpec vhost = *ParsePortSpec("vm1,type=vhost-user,path=/r/vm1.sock,client=1");

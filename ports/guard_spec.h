@@ -1,0 +1,47 @@
+// GuardSpec: the guardrails an operator set on one port (its --port keys): ingress
+// policing, storm control and BPDU guard. Plain data, no DPDK; parsed by guard_keys.cc,
+// enforced by the workers (switch/datapath/port_guards.h).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+namespace hvswitch {
+
+// The frames storm control meters, by what their destination is: a broadcast, another
+// group address, or a unicast address the FDB does not know (all three flood).
+enum class StormClass : uint8_t { kBroadcast, kMulticast, kUnknown };
+inline constexpr size_t kStormClasses = 3;
+
+struct GuardSpec {
+  // Ingress policing: frames beyond the rate are dropped before anything else is done with
+  // them. Rates 0: no meter; bursts 0: the default (DefaultPacketBurst / DefaultByteBurst).
+  uint64_t police_pps = 0;        // police_pps=, frames a second
+  uint64_t police_pps_burst = 0;  // police_pps_burst=, frames
+  uint64_t police_bps = 0;        // police_bps=, bits a second (of whole frames)
+  uint64_t police_bps_burst = 0;  // police_bps_burst=, bytes
+  // Storm control (storm_broadcast=, storm_multicast=, storm_unknown=): flooded frames a
+  // second, by StormClass; 0: no limit.
+  std::array<uint64_t, kStormClasses> storm{};
+  // bpdu_guard=1: a BPDU (to 01:80:C2:00:00:00) received from the port shuts it until
+  // `hvswitchctl port enable`.
+  bool bpdu_guard = false;
+
+  bool policed() const { return police_pps != 0 || police_bps != 0; }
+  bool storm_controlled() const { return storm[0] != 0 || storm[1] != 0 || storm[2] != 0; }
+  bool operator==(const GuardSpec&) const = default;
+};
+
+// A meter's default burst: 10 ms at its rate, and never less than one full receive burst
+// of the switch (64 frames; of 1518 bytes for a byte meter), so that a conforming sender's
+// burst is not cut by the way the switch polls.
+inline constexpr uint64_t kMinBurstFrames = 64;
+inline constexpr uint64_t DefaultPacketBurst(uint64_t pps) {
+  return pps / 100 > kMinBurstFrames ? pps / 100 : kMinBurstFrames;
+}
+inline constexpr uint64_t DefaultByteBurst(uint64_t bps) {
+  return bps / 800 > kMinBurstFrames * 1518 ? bps / 800 : kMinBurstFrames * 1518;
+}
+
+}  // namespace hvswitch

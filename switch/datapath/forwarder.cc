@@ -482,14 +482,15 @@ inline void Forwarder::Dispatch(const Burst& b, const Run& run, rte_mbuf** run_f
       }
       break;
     case VerdictKind::kFlood: {
-      // 802.1D's bridge protocols never cross a bridge (and a BPDU may shut its port).
-      if (IsReservedKey(run.dst)) [[unlikely]] {
-        DropReserved(b, run, run_frames, tally);
-        break;
-      }
       uint16_t len = run.len;
-      if (table_->ports[b.in_port].guards & kGuardStorm) [[unlikely]] {
-        len = StormControl(b, run, run_frames, tally);  // the first `len` frames go on
+      // 802.1D's bridge protocols never cross a bridge (and a BPDU may shut its port); a
+      // storm-controlled port's floods are metered. What goes on: the first `len` frames.
+      if (IsReservedKey(run.dst) || (table_->ports[b.in_port].guards & kGuardStorm))
+          [[unlikely]] {
+        const FloodGuard guard = GuardFlood(b.in_port, b.in, run, run_frames);
+        tally.reserved += guard.reserved;
+        tally.storm += guard.storm;
+        len = guard.pass;
         if (len == 0) break;
       }
       // Every other port that is up and carries the VLAN; none: received, sent nowhere.
@@ -565,33 +566,30 @@ uint16_t Forwarder::GuardIngress(PortCounters& in, uint16_t in_port, rte_mbuf** 
   return policed.kept;
 }
 
-void Forwarder::DropReserved(const Burst& b, const Run& run, rte_mbuf** frames, Tally& tally) {
-  tally.reserved += run.len;
-  rte_pktmbuf_free_bulk(frames, run.len);
-  if (!IsStpKey(run.dst) || !(table_->ports[b.in_port].guards & kGuardBpdu)) return;
-  // Shut from the next burst on; the control thread logs it and flushes the port's MACs.
-  // Several workers may see BPDUs of one port: the one that shut it counts it.
-  const uint64_t bit = uint64_t{1} << b.in_port;
-  if (!(datapath_.shut_mask.fetch_or(bit, std::memory_order_relaxed) & bit)) {
-    b.in.Add(PortCounter::kBpduGuardShutdowns, 1);
+Forwarder::FloodGuard Forwarder::GuardFlood(uint16_t in_port, PortCounters& in, const Run& run,
+                                            rte_mbuf** frames) {
+  if (IsReservedKey(run.dst)) {
+    rte_pktmbuf_free_bulk(frames, run.len);
+    // Shut from the next burst on; the control thread logs it and flushes the port's MACs.
+    // Several workers may see BPDUs of one port: the one that shut it counts it.
+    if (IsStpKey(run.dst) && (table_->ports[in_port].guards & kGuardBpdu)) {
+      const uint64_t bit = uint64_t{1} << in_port;
+      if (!(datapath_.shut_mask.fetch_or(bit, std::memory_order_relaxed) & bit)) {
+        in.Add(PortCounter::kBpduGuardShutdowns, 1);
+      }
+    }
+    return {0, 0, run.len};
   }
-}
-
-uint16_t Forwarder::StormControl(const Burst& b, const Run& run, rte_mbuf** frames,
-                                 Tally& tally) {
-  const StormClass c = !IsGroupKey(run.dst)                      ? StormClass::kUnknown
+  const StormClass c = !IsGroupKey(run.dst)                ? StormClass::kUnknown
                        : KeyMac(run.dst) == 0xffffffffffff ? StormClass::kBroadcast
-                                                               : StormClass::kMulticast;
-  const GuardProfiles& profiles = table_->guards[b.in_port];
+                                                           : StormClass::kMulticast;
+  const GuardProfiles& profiles = table_->guards[in_port];
   const GuardMeter meter = StormMeter(c);
-  if (!profiles.has(meter)) return run.len;
-  GuardMeters& meters = CurrentMeters(profiles, meters_[b.in_port]);
+  if (!profiles.has(meter)) return {run.len, 0, 0};
+  GuardMeters& meters = CurrentMeters(profiles, meters_[in_port]);
   const uint16_t pass = MeterFrames(profiles, meters, meter, run.len, rte_rdtsc());
-  if (pass != run.len) {
-    tally.storm += run.len - pass;
-    rte_pktmbuf_free_bulk(frames + pass, run.len - pass);
-  }
-  return pass;
+  if (pass != run.len) rte_pktmbuf_free_bulk(frames + pass, run.len - pass);
+  return {pass, static_cast<uint16_t>(run.len - pass), 0};
 }
 
 }  // namespace hvswitch

@@ -91,7 +91,9 @@ class CtlTest(unittest.TestCase):
         self.assertEqual(a["spec"], f"a,type=vhost-user,path={self.sw.dir}/a.sock")
         self.assertEqual(set(a["rx_drops"]), {"no_mbuf", "malformed", "vlan", "hairpin",
                                               "bad_offload", "spoofed", "no_destination",
+                                              "policed", "storm", "reserved", "shut",
                                               "missed", "rx_error"})
+        self.assertFalse(a["shut"])
         self.assertIn("offload", a)
         b = self.sw.ctl("port", "show", "b")["port"]
         self.assertIn("vlan=7", b["spec"])

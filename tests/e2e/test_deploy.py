@@ -52,7 +52,7 @@ class DeployTest(unittest.TestCase):
         r = subprocess.run(["promtool", "check", "rules", f"{DEPLOY}/prometheus/alerts.yml"],
                            capture_output=True, text=True)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-        self.assertIn("SUCCESS: 8 rules found", r.stdout)
+        self.assertIn("SUCCESS: 9 rules found", r.stdout)
         d = tempfile.mkdtemp()
         for name in ("alerts.yml", "scrape.yml"):
             shutil.copy(f"{DEPLOY}/prometheus/{name}", d)

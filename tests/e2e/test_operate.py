@@ -139,7 +139,7 @@ class OperateTest(unittest.TestCase):
             missing = {n for n in used if n not in names and n + "_bucket" not in names}
             self.assertEqual(missing, set())
             rules = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v1/rules"))
-            self.assertEqual(sum(len(g["rules"]) for g in rules["data"]["groups"]), 8)
+            self.assertEqual(sum(len(g["rules"]) for g in rules["data"]["groups"]), 9)
         finally:
             prom.send_signal(signal.SIGTERM)
             prom.wait(20)

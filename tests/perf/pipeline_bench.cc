@@ -6,12 +6,14 @@
 // all over the table: every frame a pair of its own ("random pairs"), or runs of 8-32
 // frames of one pair, as guests send ("runs"), or every frame from one source MAC to a
 // random destination, as a guest with many peers sends ("guest": the per-port source cache
-// at work).
+// at work). ":guards" gives the receiving port every guardrail, none of them triggered
+// (policing by frames and bytes far above the loop's rate, storm control of every class,
+// BPDU guard): what they cost a frame that passes them.
 //
 //   pipeline_bench [--benchmark_* flags]      Google Benchmark: ns, cycles per packet
 //   pipeline_bench --instructions=CASE --packets=N
 //       runs CASE (bare, the MAC count: random pairs, or the MAC count and ":runs" or
-//       ":guest") for N
+//       ":guest", and ":guards") for N
 //       packets inside MeasuredLoop, for `valgrind --tool=callgrind
 //       --toggle-collect='*MeasuredLoop*'` to count instructions per packet (this VM has
 //       no hardware counters).
@@ -32,6 +34,8 @@
 #include "switch/datapath/fdb.h"
 #include "switch/datapath/forwarder.h"
 #include "switch/datapath/learn_queue.h"
+#include "ports/guard_keys.h"
+#include "switch/datapath/port_guards.h"
 #include "tests/integration/ring_port.h"
 
 namespace hvswitch {
@@ -46,8 +50,8 @@ constexpr uint16_t kBurst = 32;
 class Rig {
  public:
   // macs == 0: no FDB (the bare loop). runs: frames come in runs of 8-32 of one pair.
-  // one_source: every frame from the first source MAC.
-  explicit Rig(uint32_t macs, bool runs = false, bool one_source = false) {
+  // one_source: every frame from the first source MAC. guards: port A has every guard.
+  explicit Rig(uint32_t macs, bool runs = false, bool one_source = false, bool guards = false) {
     static int instance = 0;
     std::string name = "rig" + std::to_string(++instance);
     pool_ = rte_pktmbuf_pool_create((name + "pool").c_str(), kFrames * 2, 256, 0,
@@ -67,7 +71,17 @@ class Rig {
       }
       learn_ = *LearnQueue::Create(name + "learn", 4096);
       datapath_.fdb = fdb_.get();
-      table_.Configure(std::vector<PortSpec>(2));
+      std::vector<PortSpec> specs(2);
+      if (guards) {
+        GuardSpec& g = specs[0].guards;
+        // The largest rates: no loop here reaches them, so their meters always conform.
+        g.police_pps = kMaxGuardPps;
+        g.police_bps = kMaxGuardBps;
+        g.storm = {kMaxGuardPps, kMaxGuardPps, kMaxGuardPps};
+        g.bpdu_guard = true;
+      }
+      table_.Configure(specs);
+      BuildGuards(table_, SpecSlots(specs));
       table_.ports[0].eth_port = a_->eth_port();
       table_.ports[1].eth_port = b_->eth_port();
       datapath_.table.store(&table_);
@@ -118,8 +132,9 @@ class Rig {
   std::unique_ptr<Forwarder> forwarder_;
 };
 
-void Run(benchmark::State& state, uint32_t macs, bool runs = false, bool one_source = false) {
-  Rig rig(macs, runs, one_source);
+void Run(benchmark::State& state, uint32_t macs, bool runs = false, bool one_source = false,
+         bool guards = false) {
+  Rig rig(macs, runs, one_source, guards);
   for (unsigned i = 0; i < kFrames / kBurst; ++i) rig.Step();  // warm up: every frame once
   uint64_t packets = 0, cycles = 0;
   for (auto _ : state) {
@@ -141,10 +156,18 @@ void BM_PipelineRuns(benchmark::State& state) {
 void BM_PipelineGuest(benchmark::State& state) {
   Run(state, static_cast<uint32_t>(state.range(0)), false, true);
 }
+void BM_PipelineGuards(benchmark::State& state) {
+  Run(state, static_cast<uint32_t>(state.range(0)), false, false, true);
+}
+void BM_PipelineRunsGuards(benchmark::State& state) {
+  Run(state, static_cast<uint32_t>(state.range(0)), true, false, true);
+}
 BENCHMARK(BM_BareLoop);
 BENCHMARK(BM_Pipeline)->Arg(2)->Arg(1000)->Arg(100000)->Arg(1000000);
 BENCHMARK(BM_PipelineRuns)->Arg(1000)->Arg(100000)->Arg(1000000);
 BENCHMARK(BM_PipelineGuest)->Arg(1000)->Arg(1000000);
+BENCHMARK(BM_PipelineGuards)->Arg(2)->Arg(1000);
+BENCHMARK(BM_PipelineRunsGuards)->Arg(1000);
 
 __attribute__((noinline)) uint64_t MeasuredLoop(Rig& rig, uint64_t packets) {
   uint64_t done = 0;
@@ -172,7 +195,8 @@ int main(int argc, char** argv) {
     uint32_t macs = std::strcmp(instructions, "bare") == 0 ? 0 : std::atoi(instructions);
     {
       hvswitch::Rig rig(macs, std::strstr(instructions, ":runs") != nullptr,
-                        std::strstr(instructions, ":guest") != nullptr);
+                        std::strstr(instructions, ":guest") != nullptr,
+                        std::strstr(instructions, ":guards") != nullptr);
       for (unsigned i = 0; i < hvswitch::kFrames / hvswitch::kBurst; ++i) rig.Step();
       uint64_t done = hvswitch::MeasuredLoop(rig, packets);
       std::printf("packets %llu\n", static_cast<unsigned long long>(done));

@@ -12,6 +12,7 @@
 #               against a stub bridge
 #             vxlan: frames on an uplink through VXLAN decapsulation and back out of the
 #               tunnels
+#             ip_guard: IP anti-spoofing's IPv4, ARP, IPv6 and ICMPv6 parsing (ip=)
 #     RUNS: inputs to try (default 1000000)
 #   deploy/fuzz.sh 300000                 the offload target, 300,000 inputs
 # CI runs each target for a bounded count through `meson test` (suite fuzz); a long run by
@@ -35,7 +36,8 @@ case "$target" in
   forwarder) flags+=(-max_len=4096) ;;
   control) flags+=(-max_len=4096); leaks=1 ;;
   vxlan) flags+=(-max_len=8192) ;;
-  *) echo "fuzz.sh: unknown target '$target' (offload, options, forwarder, control, vxlan)" >&2
+  ip_guard) flags+=(-max_len=2048) ;;
+  *) echo "fuzz.sh: unknown target '$target' (offload, options, forwarder, control, vxlan, ip_guard)" >&2
      exit 2 ;;
 esac
 if [ ! -f build-fuzz/build.ninja ]; then

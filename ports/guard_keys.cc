@@ -1,7 +1,12 @@
 #include "ports/guard_keys.h"
 
+#include <arpa/inet.h>
+
+#include <string>
+
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "ports/spec_keys.h"
 
 namespace hvswitch {
@@ -58,6 +63,52 @@ absl::Status ApplyStorm(absl::string_view value, PortSpec& spec) {
                     spec.guards.storm[c]);
 }
 
+// `ADDR[/LENGTH]`, IPv4 or IPv6.
+bool ParsePrefix(absl::string_view text, IpPrefix& out) {
+  std::pair<absl::string_view, absl::string_view> parts =
+      absl::StrSplit(text, absl::MaxSplits('/', 1));
+  const std::string addr(parts.first);
+  if (inet_pton(AF_INET, addr.c_str(), out.addr.data()) == 1) {
+    out.v6 = false;
+  } else if (inet_pton(AF_INET6, addr.c_str(), out.addr.data()) == 1) {
+    out.v6 = true;
+  } else {
+    return false;
+  }
+  const uint32_t max = out.v6 ? 128 : 32;
+  uint32_t length = max;
+  if (text.find('/') != absl::string_view::npos &&
+      (!absl::SimpleAtoi(parts.second, &length) || length > max)) {
+    return false;
+  }
+  out.length = static_cast<uint8_t>(length);
+  return true;
+}
+
+absl::Status ApplyIps(absl::string_view value, PortSpec& spec) {
+  size_t v4 = 0, v6 = 0;
+  for (absl::string_view text : absl::StrSplit(value, ',')) {
+    IpPrefix prefix;
+    if (!ParsePrefix(text, prefix)) {
+      return SpecError(spec.name, absl::StrCat("ip: '", text, "' is not an IPv4 or IPv6 "
+                                                        "address or prefix (ADDR[/LENGTH])"));
+    }
+    (prefix.v6 ? v6 : v4)++;
+    spec.guards.ips.push_back(prefix);
+  }
+  if (v4 > kMaxPortIps || v6 > kMaxPortIps) {
+    return SpecError(spec.name, absl::StrCat("ip: at most ", kMaxPortIps, " of each family"));
+  }
+  return absl::OkStatus();
+}
+
+std::string PrefixString(const IpPrefix& prefix) {
+  char text[INET6_ADDRSTRLEN];
+  inet_ntop(prefix.v6 ? AF_INET6 : AF_INET, prefix.addr.data(), text, sizeof(text));
+  if (prefix.length == (prefix.v6 ? 128 : 32)) return text;
+  return absl::StrCat(text, "/", prefix.length);
+}
+
 absl::Status ApplyBpduGuard(absl::string_view value, PortSpec& spec) {
   return ParseSpecFlag(spec, "bpdu_guard", value, spec.guards.bpdu_guard);
 }
@@ -71,11 +122,14 @@ constexpr SpecKey kGuardKeys[] = {
     {"storm_multicast", ApplyStorm<StormClass::kMulticast>},
     {"storm_unknown", ApplyStorm<StormClass::kUnknown>},
     {"bpdu_guard", ApplyBpduGuard},
+    {"ip", ApplyIps},
 };
 
 }  // namespace
 
 std::span<const SpecKey> GuardKeys() { return kGuardKeys; }
+
+std::string IpPrefixString(const IpPrefix& prefix) { return PrefixString(prefix); }
 
 absl::Status CheckGuardKeys(const PortSpec& spec, const KeysGiven& given) {
   if (given.contains("police_pps_burst") && !given.contains("police_pps")) {
@@ -96,6 +150,9 @@ void AppendGuardKeys(const GuardSpec& g, std::string& out) {
     if (g.storm[c] != 0) absl::StrAppend(&out, ",", kStormKeys[c], "=", g.storm[c]);
   }
   if (g.bpdu_guard) absl::StrAppend(&out, ",bpdu_guard=1");
+  for (size_t i = 0; i < g.ips.size(); ++i) {
+    absl::StrAppend(&out, i == 0 ? ",ip=" : ",", PrefixString(g.ips[i]));
+  }
 }
 
 }  // namespace hvswitch

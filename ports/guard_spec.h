@@ -1,11 +1,12 @@
 // GuardSpec: the guardrails an operator set on one port (its --port keys): ingress
-// policing, storm control and BPDU guard. Plain data, no DPDK; parsed by guard_keys.cc,
-// enforced by the workers (switch/datapath/port_guards.h).
+// policing, storm control, BPDU guard and IP anti-spoofing. Plain data, no DPDK; parsed by
+// guard_keys.cc, enforced by the workers (switch/datapath/port_guards.h, ip_guard.h).
 #pragma once
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace hvswitch {
 
@@ -13,6 +14,16 @@ namespace hvswitch {
 // group address, or a unicast address the FDB does not know (all three flood).
 enum class StormClass : uint8_t { kBroadcast, kMulticast, kUnknown };
 inline constexpr size_t kStormClasses = 3;
+
+// One address or prefix, as ip= names it: IPv4 in the first 4 bytes (network order).
+struct IpPrefix {
+  bool v6 = false;
+  uint8_t length = 32;  // prefix length: 0-32 (IPv4), 0-128 (IPv6)
+  std::array<uint8_t, 16> addr{};
+  bool operator==(const IpPrefix&) const = default;
+};
+
+inline constexpr size_t kMaxPortIps = 16;  // ip= list length, per family
 
 struct GuardSpec {
   // Ingress policing: frames beyond the rate are dropped before anything else is done with
@@ -27,6 +38,9 @@ struct GuardSpec {
   // bpdu_guard=1: a BPDU (to 01:80:C2:00:00:00) received from the port shuts it until
   // `hvswitchctl port enable`.
   bool bpdu_guard = false;
+  // IP anti-spoofing (ip=): the only addresses the port may send from, ARP for and
+  // advertise as a neighbour (switch/datapath/ip_guard.h); empty: any.
+  std::vector<IpPrefix> ips;
 
   bool policed() const { return police_pps != 0 || police_bps != 0; }
   bool storm_controlled() const { return storm[0] != 0 || storm[1] != 0 || storm[2] != 0; }

@@ -225,15 +225,15 @@ RestOfLine SplitRestOfLine(absl::string_view& text) {
   return rest;
 }
 
-// Trunk, MAC and VTEP lists have commas of their own (`trunk=10,20,30-40`, `mac=A,B`,
-// `remote=IP,IP`): fields without `=` continue the list before them. fields[0] is the name.
+// Trunk, MAC, VTEP and IP lists have commas of their own (`trunk=10,20,30-40`, `mac=A,B`,
+// `remote=IP,IP`, `ip=A,B/24`): fields without `=` continue the list before them. fields[0] is the name.
 std::vector<std::string> SplitFields(absl::string_view text) {
   std::vector<absl::string_view> split = absl::StrSplit(text, ',');
   std::vector<std::string> fields = {std::string(split[0])};
   for (size_t i = 1; i < split.size(); ++i) {
     if (split[i].find('=') == absl::string_view::npos && i > 1 &&
         (absl::StartsWith(fields.back(), "trunk=") || absl::StartsWith(fields.back(), "mac=") ||
-         absl::StartsWith(fields.back(), "remote="))) {
+         absl::StartsWith(fields.back(), "remote=") || absl::StartsWith(fields.back(), "ip="))) {
       absl::StrAppend(&fields.back(), ",", split[i]);
     } else {
       fields.emplace_back(split[i]);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "ports/guard_keys.h"
 #include "switch/control/bridge_control.h"
 #include "switch/datapath/mac_key.h"
 
@@ -39,6 +40,9 @@ class StubBridge : public BridgeControl {
       ps.index = static_cast<uint16_t>(p);
       ps.name = ports_[p].name;
       ps.spec = ports_[p].ToString();
+      for (const IpPrefix& prefix : ports_[p].guards.ips) {
+        ps.ip_bindings.push_back(IpPrefixString(prefix));
+      }
       ps.type = std::string(ports_[p].type_name());
       ps.path = ports_[p].Traits().endpoint;
       if (ps.mac.empty()) ps.mac = "02:00:00:00:00:01";

@@ -18,6 +18,7 @@ struct PortSnapshot {
   uint16_t index = 0;  // bridge port (FDB entries name it)
   std::string name, type, mac, path;
   std::string spec;  // as the port was given, in the --port grammar
+  std::vector<std::string> ip_bindings;  // ip=, as written back: "10.0.0.5", "2001:db8::/64"
   bool up = false;
   bool shut = false;  // bpdu_guard=1 shut it (Datapath::shut_mask)
   uint32_t mtu = 0;

@@ -165,6 +165,18 @@ void AddPortGauges(const BridgeSnapshot& snap, std::vector<MetricFamily>& out) {
     }
   }
   out.push_back(std::move(queue_stats));
+  MetricFamily bindings = Family(
+      "hvswitch_port_ip_binding",
+      "An address or prefix the port may send IP from, ARP for and advertise as a neighbour "
+      "(always 1; ip=); its other IP, ARP and neighbour advertisements are dropped as "
+      "spoofed_ip.",
+      MetricType::Gauge);
+  for (const PortSnapshot& port : snap.ports) {
+    for (const std::string& address : port.ip_bindings) {
+      AddSample(bindings, {{"port", port.name}, {"address", address}, {"source", "static"}}, 1);
+    }
+  }
+  if (!bindings.metric.empty()) out.push_back(std::move(bindings));
   out.push_back(PerPort(snap, "hvswitch_port_buffer_quota",
                         "Packet buffers a port with quota= may hold at once.", MetricType::Gauge,
                         [](auto& p) { return p.quota; }, true));

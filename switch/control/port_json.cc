@@ -48,6 +48,7 @@ json PortJson(const PortSnapshot& port, bool detail) {
   }
   if (!detail) return j;
   j["spec"] = port.spec;
+  if (!port.ip_bindings.empty()) j["ip_bindings"] = port.ip_bindings;
   if (port.quota != 0) {
     j["buffer_quota"] = port.quota;
     j["buffers_in_use"] = port.buffers_in_use;

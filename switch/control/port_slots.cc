@@ -13,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "ports/guard_keys.h"
 #include "ports/socket_path.h"
 #include "switch/control/log.h"
 #include "switch/datapath/datapath.h"
@@ -207,6 +208,9 @@ std::vector<PortSnapshot> PortSlots::Snapshot() const {
     ps.index = static_cast<uint16_t>(p);
     ps.name = port.spec().name;
     ps.spec = port.spec().ToString();
+    for (const IpPrefix& prefix : port.spec().guards.ips) {
+      ps.ip_bindings.push_back(IpPrefixString(prefix));
+    }
     ps.type = std::string(port.spec().type_name());
     ps.mac = port.mac();
     ps.path = port.spec().Traits().endpoint;

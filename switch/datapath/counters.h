@@ -225,6 +225,7 @@ struct DropInfo {
   X(kStorm, "storm", kWorker)                                                             \
   X(kReserved, "reserved", kWorker)                                                       \
   X(kShut, "shut", kWorker)                                                               \
+  X(kSpoofedIp, "spoofed_ip", kWorker)                                                    \
   X(kMissed, "missed", kDevice)                                                           \
   X(kRxError, "rx_error", kDevice)                                                        \
   X(kNoMbuf, "no_mbuf", kDevice)
@@ -246,7 +247,8 @@ inline constexpr std::string_view kRxDropHelp =
     "frames beyond the port's storm_broadcast= / storm_multicast= / storm_unknown= rate; "
     "reserved: frames to 802.1D's reserved group addresses 01:80:C2:00:00:00-0F (STP, "
     "LACP, 802.1X, LLDP), which a bridge never forwards; shut: frames from a port shut "
-    "by bpdu_guard=1 (hvswitchctl port enable ends it); missed / rx_error: the device "
+    "by bpdu_guard=1 (hvswitchctl port enable ends it); spoofed_ip: IP, ARP or neighbour "
+    "advertisement from an address the port may not use (ip=); missed / rx_error: the device "
     "itself dropped frames before hvswitch saw "
     "them (missed: its receive queue was full, hvswitch polling too slowly; rx_error: "
     "erroneous frames). no_mbuf, quota, missed and rx_error are not in "

@@ -20,6 +20,7 @@ struct rte_ring;
 #include "switch/datapath/counters.h"
 #include "switch/datapath/fdb.h"
 #include "switch/datapath/idle_backoff.h"
+#include "switch/datapath/ip_guard.h"
 #include "switch/datapath/port_guards.h"
 #include "switch/datapath/vlan_table.h"
 
@@ -167,6 +168,8 @@ struct PortTable {
   VlanTable vlans;
   // Each port's policing and storm-control meter profiles (BuildGuards).
   std::array<GuardProfiles, kMaxPorts> guards{};
+  // Each port's IP bindings (ip=; DatapathPort::guards has kGuardIp where there are some).
+  std::array<IpBindings, kMaxPorts> ips{};
   // The receive queues each worker polls. A queue stays with its worker for as long as
   // its port exists: two workers must never poll one queue.
   std::array<std::vector<RxQueueRef>, kMaxWorkers> rx;
@@ -178,10 +181,12 @@ struct PortTable {
     vlans = VlanTable::Build(specs);
     min_mtu = kMaxMtu;
     for (size_t p = 0; p < specs.size() && p < kMaxPorts; ++p) {
+      ips[p] = {};
       if (specs[p] == nullptr) {
         ports[p] = {};
         continue;
       }
+      for (const IpPrefix& prefix : specs[p]->guards.ips) ips[p].Add(prefix);
       present |= uint64_t{1} << p;
       ports[p].mtu = specs[p]->mtu;
       ports[p].tx_retries = specs[p]->tx_retries;

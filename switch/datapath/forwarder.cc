@@ -49,6 +49,13 @@ bool IsTagTpid(rte_be16_t ether_type) {
   return vlan;
 }
 
+// The EtherTypes IP anti-spoofing looks into (ip_guard.h), as loaded.
+bool IpChecked(uint16_t ether_type) {
+  return ether_type == kEtherIpv4 || ether_type == kEtherArp || ether_type == kEtherIpv6 ||
+         ether_type == kVlanTpid || ether_type == RTE_BE16(RTE_ETHER_TYPE_QINQ) ||
+         ether_type == RTE_BE16(RTE_ETHER_TYPE_QINQ1);
+}
+
 // A source address no station may use: a group address (802.3) or 00:00:00:00:00:00.
 bool IsBadSource(uint64_t src) { return IsGroupKey(src) || src == 0; }
 
@@ -99,15 +106,66 @@ struct Classification {
   uint16_t nb_frames = 0, nb_runs = 0, nb_src_lookups = 0, nb_dst_lookups = 0;
   // The port's last source and destination keys: not looked up again.
   uint64_t last_src = 0, last_dst = 0;
+  // IP anti-spoofing (Classify<..., true>): the port's bindings, the IPv4 source last
+  // found bound (network order; 0: none), frames refused.
+  const IpBindings* ips = nullptr;
+  uint32_t ok4 = 0;
+  uint64_t spoofed_ip = 0;
 };
 
+// IP anti-spoofing in Classify, for ports with ip=: an untagged IPv4 frame from the source
+// last found bound passes on a load and a compare (a guest mostly sends from one
+// address); anything else is checked in full, out of line.
+[[gnu::always_inline]] inline bool IpQuick(uint32_t ok4, const rte_mbuf* m, const uint8_t* eth,
+                                           uint64_t tail) {
+  if ((tail >> 48) != kEtherIpv4 || ok4 == 0 || m->data_len < RTE_ETHER_HDR_LEN + 20) {
+    return false;
+  }
+  uint32_t src;
+  std::memcpy(&src, eth + RTE_ETHER_HDR_LEN + 12, 4);
+  return src == ok4;
+}
+
+struct IpVerdict {
+  bool allowed;
+  uint32_t cache;  // an untagged IPv4 frame's bound source, for IpQuick; else 0
+};
+
+// The full check (ip_guard.h), past one tag. A tag cut short is not refused here: it is
+// malformed, counted so where tags are read.
+[[gnu::noinline]] IpVerdict IpCheck(const IpBindings& ips, const uint8_t* eth, uint32_t len) {
+  uint16_t ether_type;
+  std::memcpy(&ether_type, eth + 12, 2);
+  uint32_t l2 = RTE_ETHER_HDR_LEN;
+  if (ether_type == kVlanTpid) {
+    if (len < RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN) return {true, 0};
+    std::memcpy(&ether_type, eth + 16, 2);
+    l2 += RTE_VLAN_HLEN;
+  }
+  if (!IpAllowed(ips, ether_type, eth + l2, len - l2)) return {false, 0};
+  uint32_t src = 0;
+  if (l2 == RTE_ETHER_HDR_LEN && ether_type == kEtherIpv4) std::memcpy(&src, eth + 26, 4);
+  return {true, src != 0 && ips.Allows4(src) ? src : 0};
+}
+
 // Whether the four frames at `m` all continue the raw run `run` (VPP's l2fwd quad loop):
-// none a runt, the same first 14 bytes, the same offload state. Their headers are read
-// only once every one is known to hold 14 bytes.
-template <bool kOffloadPort>
-[[gnu::always_inline]] inline bool ContinueFour(const OpenRun& run, rte_mbuf* const* m) {
-  if ((m[0]->data_len < RTE_ETHER_HDR_LEN) | (m[1]->data_len < RTE_ETHER_HDR_LEN) |
-      (m[2]->data_len < RTE_ETHER_HDR_LEN) | (m[3]->data_len < RTE_ETHER_HDR_LEN)) {
+// none a runt, the same first 14 bytes, the same offload state; with ip= (kIpGuard), an
+// IPv4 run's frames all from `ok4`, the source last found bound (a run of another checked
+// EtherType goes frame by frame). Their headers are read only once every one is known to
+// hold them.
+template <bool kOffloadPort, bool kIpGuard>
+[[gnu::always_inline]] inline bool ContinueFour(const OpenRun& run, rte_mbuf* const* m,
+                                                uint32_t ok4) {
+  bool ipv4 = false;
+  uint16_t least = RTE_ETHER_HDR_LEN;
+  if (kIpGuard) {
+    const auto ether_type = static_cast<uint16_t>(run.tail >> 48);
+    ipv4 = ether_type == kEtherIpv4;
+    if (ipv4 ? ok4 == 0 : IpChecked(ether_type)) return false;
+    if (ipv4) least = RTE_ETHER_HDR_LEN + 20;
+  }
+  if ((m[0]->data_len < least) | (m[1]->data_len < least) | (m[2]->data_len < least) |
+      (m[3]->data_len < least)) {
     return false;
   }
   uint64_t differ = 0;
@@ -119,17 +177,22 @@ template <bool kOffloadPort>
     std::memcpy(&tail, eth + 6, 8);
     differ |= (head ^ run.head) | (tail ^ run.tail);
     if (kOffloadPort) differ |= HasOffload<kOffloadPort>(m[k]) != run.offload;
+    if (kIpGuard && ipv4) {
+      uint32_t src;
+      std::memcpy(&src, eth + RTE_ETHER_HDR_LEN + 12, 4);
+      differ |= src ^ ok4;
+    }
   }
   return differ == 0;
 }
 
 // Frame `i` continued the raw open run: the frames after it join four at a time while all
 // four continue it; `i` is left at the last one taken.
-template <bool kOffloadPort>
+template <bool kOffloadPort, bool kIpGuard>
 [[gnu::always_inline]] inline void ExtendByFours(Classification& c, rte_mbuf** frames,
                                                  rte_mbuf** pkts, uint16_t& i, uint16_t n) {
   OpenRun& run = c.run;
-  while (i + 4 < n && ContinueFour<kOffloadPort>(run, pkts + i + 1)) {
+  while (i + 4 < n && ContinueFour<kOffloadPort, kIpGuard>(run, pkts + i + 1, c.ok4)) {
     // The four after these (near the burst's end, those there are).
     const uint16_t ahead = i + 1 + kPrefetchAhead;
     if (ahead + kPrefetchAhead <= n) [[likely]] {
@@ -266,10 +329,18 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
     n = GuardIngress(b.in, in_port, pkts, n);  // a shut port's frames, what exceeds policing
     if (n == 0) return;
   }
-  if (table_->ports[in_port].rx_offload) {  // VLANs, runs; runts, foreign VLANs dropped
-    Classify<true>(b, pkts, n);
+  const DatapathPort& dp = table_->ports[in_port];
+  // VLANs, runs; runts, foreign VLANs (and with ip=, spoofed sources) dropped.
+  if (dp.guards & kGuardIp) [[unlikely]] {
+    if (dp.rx_offload) {
+      Classify<true, true>(b, pkts, n);
+    } else {
+      Classify<false, true>(b, pkts, n);
+    }
+  } else if (dp.rx_offload) {
+    Classify<true, false>(b, pkts, n);
   } else {
-    Classify<false>(b, pkts, n);
+    Classify<false, false>(b, pkts, n);
   }
   if (b.nb_frames == 0) return;
   LookUp(b);
@@ -297,7 +368,7 @@ inline void Forwarder::FixUp(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
 
 // Frames are grouped into runs of consecutive frames with the same source, destination
 // and encapsulation (a guest's burst is mostly one or two conversations).
-template <bool kOffloadPort>
+template <bool kOffloadPort, bool kIpGuard>
 inline void Forwarder::Classify(Burst& b, rte_mbuf** pkts, uint16_t n) {
   const uint16_t untagged_vlan = table_->vlans.Ingress(b.in_port, false, 0);
   const Fdb& fdb = *datapath_.fdb;
@@ -309,6 +380,10 @@ inline void Forwarder::Classify(Burst& b, rte_mbuf** pkts, uint16_t n) {
   Classification c;
   c.last_src = last.src;
   c.last_dst = last.dst;
+  if (kIpGuard) {
+    c.ips = &table_->ips[b.in_port];
+    c.ok4 = ip_ok_[b.in_port];
+  }
 
   for (uint16_t i = 0; i < n && i < kPrefetchAhead; ++i) {
     rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void*));
@@ -331,6 +406,15 @@ inline void Forwarder::Classify(Burst& b, rte_mbuf** pkts, uint16_t n) {
     uint64_t head, tail;
     std::memcpy(&head, eth, 8);      // destination MAC, 2 bytes of source
     std::memcpy(&tail, eth + 6, 8);  // source MAC, EtherType
+    if (kIpGuard && !IpQuick(c.ok4, m, eth, tail)) [[unlikely]] {
+      const IpVerdict ip = IpCheck(*c.ips, eth, m->data_len);
+      if (!ip.allowed) {  // before it joins a run: it neither ends one nor is looked up
+        ++c.spoofed_ip;
+        rte_pktmbuf_free(m);
+        continue;
+      }
+      if (ip.cache != 0) c.ok4 = ip.cache;
+    }
     const bool offload = HasOffload<kOffloadPort>(m);
     // [[likely]]: a frame mostly continues its run (a guest's burst is one or two
     // conversations), and the run's end is the jump.
@@ -338,7 +422,7 @@ inline void Forwarder::Classify(Burst& b, rte_mbuf** pkts, uint16_t n) {
         (!kOffloadPort || offload == c.run.offload)) [[likely]] {
       b.frames[c.nb_frames++] = m;
       c.run.Extend(len);
-      ExtendByFours<kOffloadPort>(c, b.frames, pkts, i, n);
+      ExtendByFours<kOffloadPort, kIpGuard>(c, b.frames, pkts, i, n);
       continue;
     }
     ClassifyAlone<kOffloadPort>(c, b, table_->vlans, fdb, untagged_vlan, m, head, tail, offload);
@@ -354,6 +438,10 @@ inline void Forwarder::Classify(Burst& b, rte_mbuf** pkts, uint16_t n) {
   b.in.Add(PortCounter::kRxBytes, c.rx_bytes);
   if (c.malformed != 0) b.in.Drop<RxDrop::kMalformed>(c.malformed);
   if (c.wrong_vlan != 0) b.in.Drop<RxDrop::kVlan>(c.wrong_vlan);
+  if (kIpGuard) {
+    ip_ok_[b.in_port] = c.ok4;
+    if (c.spoofed_ip != 0) b.in.Drop<RxDrop::kSpoofedIp>(c.spoofed_ip);
+  }
 }
 
 // The looked-up sources in keys[0..), destinations from keys[kMaxBurst]: one bulk

@@ -79,6 +79,7 @@ class Forwarder {
   void Use(const PortTable* table) {
     if (table != table_ && pending_ != 0) DropPending(pending_);
     if (table != table_ && parked_ != 0) DropParked();
+    if (table != table_) ip_ok_ = {};
     table_ = table;
   }
 
@@ -144,9 +145,10 @@ class Forwarder {
   // Port fix-ups (memif chains) and the receive capture.
   [[gnu::always_inline]] inline void FixUp(uint16_t in_port, rte_mbuf** pkts, uint16_t n);
   // VLAN and encapsulation of every frame, grouped into runs; runts and frames of a VLAN
-  // the port does not carry are dropped; received frames counted. Instantiated twice so
-  // that ports without offload requests pay nothing for them.
-  template <bool kOffloadPort>
+  // the port does not carry are dropped (with ip=, kIpGuard, frames from addresses the port
+  // may not use too); received frames counted. Instantiated four times so that ports
+  // without offload requests or IP bindings pay nothing for them.
+  template <bool kOffloadPort, bool kIpGuard>
   [[gnu::always_inline]] inline void Classify(Burst& b, rte_mbuf** pkts, uint16_t n);
   // Every run's source and destination in the FDB (the last single run's reused).
   [[gnu::always_inline]] inline void LookUp(Burst& b);
@@ -176,6 +178,7 @@ class Forwarder {
   struct FloodGuard {
     uint16_t pass, storm, reserved;
   };
+
   [[gnu::noinline]] FloodGuard GuardFlood(uint16_t in_port, PortCounters& in, const Run& run,
                                           rte_mbuf** frames);
   // Sends now, or only what filled a burst (the rest waits for FlushExpired).
@@ -288,6 +291,9 @@ class Forwarder {
   std::array<LastLookup, kMaxPorts> last_{};
   // This worker's policing and storm meters, per port (their profiles: table_->guards).
   std::array<GuardMeters, kMaxPorts> meters_{};
+  // Per port with ip=: the IPv4 source last found bound (network order; 0: none), which
+  // the next frames are compared with first. Forgotten with the table it was found under.
+  std::array<uint32_t, kMaxPorts> ip_ok_{};
   WorkerCounters& counters_;
   LearnQueue& learn_;
   uint64_t up_mask_ = 0;  // as read at the start of the current burst

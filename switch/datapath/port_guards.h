@@ -44,10 +44,12 @@ inline constexpr GuardMeter StormMeter(StormClass c) {
 inline constexpr uint8_t kGuardPolice = 1;      // police_pps= / police_bps=
 inline constexpr uint8_t kGuardStorm = 2;       // storm_*=
 inline constexpr uint8_t kGuardBpdu = 4;        // bpdu_guard=1
+inline constexpr uint8_t kGuardIp = 8;          // ip=
 inline uint8_t GuardBits(const GuardSpec& spec) {
   return static_cast<uint8_t>((spec.policed() ? kGuardPolice : 0) |
                               (spec.storm_controlled() ? kGuardStorm : 0) |
-                              (spec.bpdu_guard ? kGuardBpdu : 0));
+                              (spec.bpdu_guard ? kGuardBpdu : 0) |
+                              (spec.ips.empty() ? 0 : kGuardIp));
 }
 
 // 802.1D's reserved group addresses 01:80:C2:00:00:00-0F (FDB key layout, MAC in wire

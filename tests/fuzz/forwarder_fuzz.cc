@@ -23,7 +23,8 @@
 //     index in bits 2-4 / 5-7] [trunk VLAN set, bitmask] [MTU index] [flags: up, rx
 //     offloads, csum, tso4, tso6, memif chain recount, lock=1, mac=] [learn limit in
 //     bits 0-2, mac= set in bits 3-7] [capture: bit 0 rx, bit 1 tx; guards: bit 2 police_pps,
-//     bit 3 police_bps, bit 4 storm_broadcast, bit 5 storm_unknown, bit 6 bpdu_guard]
+//     bit 3 police_bps, bit 4 storm_broadcast, bit 5 storm_unknown, bit 6 bpdu_guard,
+//     bit 7 ip=10.0.0.0/8,fe80::/64]
 //   then bursts: [in port] [frames: 1 + b % 64] [control: bit 0 toggle a port's link,
 //     bit 1 flush its MACs, bit 2 a second passes, bit 3 age, port in bits 4-7]
 //     each frame: [flags: 0 MACs and tags from the tables below, 1 outer tag, 2 inner
@@ -191,6 +192,16 @@ PortConfig ReadPort(Input& in) {
   if (capture & 16) g.storm[static_cast<size_t>(hvswitch::StormClass::kBroadcast)] = 1;
   if (capture & 32) g.storm[static_cast<size_t>(hvswitch::StormClass::kUnknown)] = 1;
   g.bpdu_guard = capture & 64;
+  if (capture & 128) {  // IPv4 from 10.0.0.0/8 and IPv6 from fe80::/64 only
+    hvswitch::IpPrefix v4, v6;
+    v4.addr[0] = 10;
+    v4.length = 8;
+    v6.v6 = true;
+    v6.addr[0] = 0xfe;
+    v6.addr[1] = 0x80;
+    v6.length = 64;
+    g.ips = {v4, v6};
+  }
   return c;
 }
 

@@ -5,7 +5,9 @@ that matter:  make_seeds.py TARGET DIR
   options: port specs, command lines and config files of the README and the tests;
   vxlan: frames on a VXLAN uplink, some wrapped in outer headers (tests/fuzz/vxlan_fuzz.cc).
   forwarder: port set-ups (VLANs, MTUs, limits, port security, offloads) with bursts of
-           unicast, broadcast, tagged and offload frames (layout: tests/fuzz/forwarder_fuzz.cc)."""
+           unicast, broadcast, tagged and offload frames (layout: tests/fuzz/forwarder_fuzz.cc);
+  ip_guard: bindings and the L3 part of IPv4, DHCP, ARP, IPv6, ND and MLD frames
+           (layout: tests/fuzz/ip_guard_fuzz.cc)."""
 import os
 import struct
 import sys
@@ -166,6 +168,42 @@ def vxlan_seeds(out):
             f.write(data)
 
 
+# ip_guard_fuzz: [nb_v4 | nb_v6 << 4] prefixes (address, length) [EtherType index] L3.
+def ip_guard_seeds(out):
+    v4 = bytes([10, 0, 0, 5, 32, 192, 168, 0, 0, 16])
+    v6 = bytes.fromhex("20010db8000000000000000000000005") + bytes([128]) + \
+        bytes.fromhex("fe800000000000000000000000000000") + bytes([64])
+    bindings = bytes([2 | 2 << 4]) + v4 + v6
+    ipv4 = struct.pack("!BBHHHBBH", 0x45, 0, 28, 1, 0, 64, 17, 0) + bytes([10, 0, 0, 5]) + \
+        bytes([10, 0, 0, 1]) + struct.pack("!HHHH", 68, 67, 8, 0)
+    dhcp = ipv4[:12] + bytes(4) + ipv4[16:]
+    arp = struct.pack("!HHBBH", 1, 0x0800, 6, 4, 2) + bytes(6) + bytes([10, 0, 0, 1]) + bytes(10)
+    def icmpv6(src, icmp, next_header=58, extensions=b""):
+        return struct.pack("!IHBB", 6 << 28, len(extensions) + len(icmp), next_header, 255) + \
+            src + bytes.fromhex("ff020000000000000000000000000001") + extensions + icmp
+    na = bytes([136, 0, 0, 0, 0x60, 0, 0, 0]) + bytes.fromhex("20010db8000000000000000000000001")
+    ns = bytes([135]) + bytes(7) + bytes.fromhex("20010db8000000000000000000000099")
+    mld = bytes([143]) + bytes(7)
+    link_local = bytes.fromhex("fe800000000000000000000000000001")
+    seeds = {
+        "ipv4": bindings + bytes([0]) + ipv4,
+        "dhcp": bindings + bytes([0]) + dhcp,
+        "arp": bindings + bytes([1]) + arp,
+        "na": bindings + bytes([2]) + icmpv6(link_local, na),
+        "dad": bindings + bytes([2]) + icmpv6(bytes(16), ns),
+        "mld_hbh": bindings + bytes([2]) + icmpv6(bytes(16), mld, 0, bytes([58, 0]) + bytes(6)),
+        "na_ext": bindings + bytes([2]) + icmpv6(link_local, na, 60,
+                                                 bytes([43, 0]) + bytes(6) + bytes([58, 0]) +
+                                                 bytes(6)),
+        "tagged": bindings + bytes([3]) + ipv4,
+        "none": bytes([0, 0]) + ipv4,
+    }
+    for name, data in seeds.items():
+        with open(os.path.join(out, name), "wb") as f:
+            f.write(data)
+
+
 if __name__ == "__main__":
     {"offload": offload_seeds, "options": options_seeds, "forwarder": forwarder_seeds,
-     "control": control_seeds, "vxlan": vxlan_seeds}[sys.argv[1]](sys.argv[2])
+     "control": control_seeds, "vxlan": vxlan_seeds,
+     "ip_guard": ip_guard_seeds}[sys.argv[1]](sys.argv[2])

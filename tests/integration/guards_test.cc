@@ -1,6 +1,6 @@
 // Guardrails through the Forwarder over net_ring ports: ingress policing by frames and by
-// bytes, storm control per class, 802.1D reserved addresses, BPDU guard; the meters'
-// profiles as the bridge builds them (rates split between a port's workers). Meters are
+// bytes, storm control per class, 802.1D reserved addresses, BPDU guard, IP anti-spoofing
+// (ip=) on frames built byte by byte; the meters' profiles as the bridge builds them (rates split between a port's workers). Meters are
 // frozen (ForwarderTest::FreezeMeters) where a test counts what passes, so that no count
 // depends on how long the test takes; the one test of refilling only waits, and asks for
 // no more tokens than the wait is sure to have brought.
@@ -10,11 +10,13 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstring>
 #include <thread>
 #include <vector>
 
 #include "switch/datapath/port_guards.h"
 #include "tests/integration/forwarder_fixture.h"
+#include "tests/ip_frames.h"
 
 namespace hvswitch {
 namespace {
@@ -202,6 +204,130 @@ TEST_F(GuardsTest, AMeterRefillsAtItsRate) {
   EXPECT_GE(passed, 150u);
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_EQ(Sent(kA, kB, 64) + Sent(kA, kB, 36), 100u);
+}
+
+// A frame of `l3` bytes with EtherType `ether_type` (untagged, or tagged with `vlan`).
+rte_mbuf* L3Frame(rte_mempool* pool, uint64_t src, uint64_t dst, uint16_t ether_type,
+                  const testing::Bytes& l3, int vlan = -1) {
+  testing::Bytes frame(12);
+  std::memcpy(frame.data(), &dst, 6);
+  std::memcpy(frame.data() + 6, &src, 6);
+  if (vlan >= 0) {
+    testing::Put16(frame, 12, 0x8100);
+    testing::Put16(frame, 14, static_cast<uint16_t>(vlan));
+  }
+  testing::Put16(frame, frame.size(), ether_type);
+  frame.insert(frame.end(), l3.begin(), l3.end());
+  if (frame.size() < 60) frame.resize(60);
+  rte_mbuf* m = rte_pktmbuf_alloc(pool);
+  std::memcpy(rte_pktmbuf_append(m, static_cast<uint16_t>(frame.size())), frame.data(),
+              frame.size());
+  return m;
+}
+
+class IpGuardTest : public GuardsTest {
+ protected:
+  void SetUp() override {
+    GuardsTest::SetUp();
+    std::vector<PortSpec> specs(kPorts);
+    specs[0].guards.ips = {testing::Prefix("10.0.0.5"), testing::Prefix("2001:db8::5"),
+                           testing::Prefix("fe80::", 64)};
+    specs[2].trunk_vlans = {7};
+    specs[2].guards.ips = {testing::Prefix("10.7.0.0", 16)};
+    Configure(specs);
+    Send(1, {kB, kBcast});  // B on 1: frames to it are unicast
+  }
+  // The burst from `in`; per frame, whether it reached port 1.
+  std::vector<bool> Through(uint16_t in, std::vector<rte_mbuf*> burst) {
+    datapath_.now_seconds.store(0);
+    forwarder_->HandleBurst(in, burst.data(), static_cast<uint16_t>(burst.size()));
+    learner_->Poll(0);
+    std::vector<bool> out;
+    for (rte_mbuf* m : ports_[1]->TakeSent()) {
+      out.push_back(true);
+      rte_pktmbuf_free(m);
+    }
+    for (uint16_t p : {2, 3}) {
+      for (rte_mbuf* m : ports_[p]->TakeSent()) rte_pktmbuf_free(m);
+    }
+    return out;
+  }
+  // The bytes of the frames port 1 was sent.
+  std::vector<testing::Bytes> SentTo1() {
+    std::vector<testing::Bytes> out;
+    for (rte_mbuf* m : ports_[1]->TakeSent()) {
+      const auto* p = rte_pktmbuf_mtod(m, const uint8_t*);
+      out.emplace_back(p, p + m->data_len);
+      rte_pktmbuf_free(m);
+    }
+    return out;
+  }
+};
+
+// One run of frames from one MAC to another: the spoofed ones leave it, the others go on
+// in order, each counted once.
+TEST_F(IpGuardTest, SpoofedFramesLeaveTheirRunAndTheRestGoOnInOrder) {
+  using namespace testing;  // NOLINT: the frame builders
+  std::vector<rte_mbuf*> burst = {
+      L3Frame(pool_, kA, kB, 0x0800, Ipv4("10.0.0.5", 17, 1, 1)),
+      L3Frame(pool_, kA, kB, 0x0800, Ipv4("10.0.0.6", 17, 2, 2)),  // spoofed
+      L3Frame(pool_, kA, kB, 0x0800, Ipv4("10.0.0.5", 17, 3, 3)),
+      L3Frame(pool_, kA, kB, 0x0806, Arp("10.0.0.1")),             // spoofed: the gateway
+      L3Frame(pool_, kA, kB, 0x0806, Arp("10.0.0.5")),
+      L3Frame(pool_, kA, kB, 0x86dd, Icmpv6("fe80::1", 136, "2001:db8::1")),  // spoofed NA
+      L3Frame(pool_, kA, kB, 0x86dd, Icmpv6("fe80::1", 136, "2001:db8::5")),
+      L3Frame(pool_, kA, kB, 0x88b5, Bytes(46)),                   // not IP
+      L3Frame(pool_, kA, kB, 0x8100, Ipv4("10.0.0.5"), 7),         // a second tag inside
+  };
+  forwarder_->HandleBurst(0, burst.data(), static_cast<uint16_t>(burst.size()));
+  learner_->Poll(0);
+  const std::vector<Bytes> sent = SentTo1();
+  ASSERT_EQ(sent.size(), 5u);
+  EXPECT_EQ(sent[0][14 + 20 + 1], 1) << "the first UDP frame, its source port";
+  EXPECT_EQ(sent[1][14 + 20 + 1], 3);
+  EXPECT_EQ(sent[2][12], 0x08);
+  EXPECT_EQ(sent[2][13], 0x06);
+  EXPECT_EQ(sent[3][14 + 40 + 8 + 15], 5) << "the NA for 2001:db8::5";
+  EXPECT_EQ(sent[4][13], 0xb5);
+  EXPECT_EQ(RxDrops(0, RxDrop::kSpoofedIp), 4u);
+  EXPECT_EQ(Rx(0), 9u);
+  EXPECT_EQ(counters_.ports[1][PortCounter::kTxPackets].Read(), 5u);
+  EXPECT_EQ(counters_.ports[1][PortCounter::kTxBytes].Read(), 60u * 4 + 78u)
+      << "the runs' bytes are their kept frames'";
+  EXPECT_EQ(fdb_->size(), 2u) << "A learned from its good frames";
+}
+
+TEST_F(IpGuardTest, DhcpAndDuplicateAddressDetectionPassFromTheUnspecifiedAddress) {
+  using namespace testing;  // NOLINT
+  EXPECT_EQ(Through(0, {L3Frame(pool_, kA, kBcast, 0x0800, Ipv4("0.0.0.0", 17, 68, 67))}).size(),
+            1u);
+  EXPECT_EQ(Through(0, {L3Frame(pool_, kA, kBcast, 0x0806, Arp("0.0.0.0"))}).size(), 1u);
+  EXPECT_EQ(Through(0, {L3Frame(pool_, kA, kBcast, 0x86dd, Icmpv6("::", 135))}).size(), 1u);
+  EXPECT_TRUE(Through(0, {L3Frame(pool_, kA, kBcast, 0x0800, Ipv4("0.0.0.0", 17, 67, 68))})
+                  .empty());
+  EXPECT_EQ(RxDrops(0, RxDrop::kSpoofedIp), 1u);
+}
+
+// Tagged frames are checked past their tag; a port without ip= is not checked at all.
+TEST_F(IpGuardTest, TaggedFramesAndUnboundPorts) {
+  using namespace testing;  // NOLINT
+  std::vector<PortSpec> specs(kPorts);
+  specs[0].trunk_vlans = {7};
+  specs[0].guards.ips = {Prefix("10.7.0.0", 16)};
+  Configure(specs);
+  EXPECT_EQ(Through(0, {L3Frame(pool_, kA, kBcast, 0x0800, Ipv4("10.7.3.4"), 7),
+                        L3Frame(pool_, kA, kBcast, 0x0800, Ipv4("10.8.3.4"), 7),
+                        L3Frame(pool_, kA, kBcast, 0x0806, Arp("10.7.9.9"), 7)})
+                .size(),
+            2u);
+  EXPECT_EQ(RxDrops(0, RxDrop::kSpoofedIp), 1u);
+  EXPECT_EQ(Through(3, {L3Frame(pool_, kC, kBcast, 0x0800, Ipv4("10.8.3.4"))}).size(), 1u)
+      << "port 3 has no ip=";
+  EXPECT_EQ(RxDrops(3, RxDrop::kSpoofedIp), 0u);
+  // A whole run spoofed teaches nothing.
+  EXPECT_TRUE(Through(0, {L3Frame(pool_, kC, kBcast, 0x0800, Ipv4("10.9.0.1"), 7)}).empty());
+  EXPECT_EQ(RxDrops(0, RxDrop::kSpoofedIp), 2u);
+  EXPECT_EQ(fdb_->size(), 3u) << "B, A in VLAN 7 and C in VLAN 0 (from port 3), not C in 7";
 }
 
 }  // namespace

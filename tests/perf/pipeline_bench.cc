@@ -8,7 +8,9 @@
 // random destination, as a guest with many peers sends ("guest": the per-port source cache
 // at work). ":guards" gives the receiving port every guardrail, none of them triggered
 // (policing by frames and bytes far above the loop's rate, storm control of every class,
-// BPDU guard): what they cost a frame that passes them.
+// BPDU guard, ip= with the frames' IPv4 source): what they cost a frame that passes them;
+// ":police" policing alone (frames and bytes), ":ip" ip= alone. The frames are IPv4 from
+// 10.0.0.5 whatever the case.
 //
 //   pipeline_bench [--benchmark_* flags]      Google Benchmark: ns, cycles per packet
 //   pipeline_bench --instructions=CASE --packets=N
@@ -47,11 +49,41 @@ using testing::RingPort;
 constexpr unsigned kFrames = 8192;  // frames going round
 constexpr uint16_t kBurst = 32;
 
+// The frame made IPv4 from 10.0.0.5 (its 50-byte payload holds the header).
+rte_mbuf* Ipv4From10005(rte_mbuf* m) {
+  auto* p = rte_pktmbuf_mtod(m, uint8_t*);
+  const uint8_t header[] = {0x08, 0x00, 0x45, 0, 0, 50, 0, 1, 0, 0, 64, 17, 0, 0, 10, 0, 0, 5};
+  std::memcpy(p + 12, header, sizeof(header));
+  return m;
+}
+
+// The guardrails a case names: ":guards" every one, ":police" or ":ip" one kind.
+GuardSpec CaseGuards(const char* name) {
+  GuardSpec g;
+  const bool all = std::strstr(name, ":guards") != nullptr;
+  if (all || std::strstr(name, ":police") != nullptr) {
+    // The largest rates: no loop here reaches them, so their meters always conform.
+    g.police_pps = kMaxGuardPps;
+    g.police_bps = kMaxGuardBps;
+  }
+  if (all) {
+    g.storm = {kMaxGuardPps, kMaxGuardPps, kMaxGuardPps};
+    g.bpdu_guard = true;
+  }
+  if (all || std::strstr(name, ":ip") != nullptr) {
+    IpPrefix bound;
+    bound.addr = {10, 0, 0, 5};
+    g.ips = {bound};
+  }
+  return g;
+}
+
 class Rig {
  public:
   // macs == 0: no FDB (the bare loop). runs: frames come in runs of 8-32 of one pair.
-  // one_source: every frame from the first source MAC. guards: port A has every guard.
-  explicit Rig(uint32_t macs, bool runs = false, bool one_source = false, bool guards = false) {
+  // one_source: every frame from the first source MAC. guards: port A's guardrails.
+  explicit Rig(uint32_t macs, bool runs = false, bool one_source = false,
+               GuardSpec guards = {}) {
     static int instance = 0;
     std::string name = "rig" + std::to_string(++instance);
     pool_ = rte_pktmbuf_pool_create((name + "pool").c_str(), kFrames * 2, 256, 0,
@@ -72,14 +104,7 @@ class Rig {
       learn_ = *LearnQueue::Create(name + "learn", 4096);
       datapath_.fdb = fdb_.get();
       std::vector<PortSpec> specs(2);
-      if (guards) {
-        GuardSpec& g = specs[0].guards;
-        // The largest rates: no loop here reaches them, so their meters always conform.
-        g.police_pps = kMaxGuardPps;
-        g.police_bps = kMaxGuardBps;
-        g.storm = {kMaxGuardPps, kMaxGuardPps, kMaxGuardPps};
-        g.bpdu_guard = true;
-      }
+      specs[0].guards = guards;
       table_.Configure(specs);
       BuildGuards(table_, SpecSlots(specs));
       table_.ports[0].eth_port = a_->eth_port();
@@ -94,7 +119,7 @@ class Rig {
       const uint64_t src = src_mac(one_source ? 0 : rng() % half), dst = dst_mac(rng() % half);
       const size_t run = runs ? 8 + rng() % 25 : 1;
       for (size_t i = 0; i < run && frames.size() < kFrames; ++i) {
-        frames.push_back(MakeFrame(pool_, {src, dst, -1, 50}));
+        frames.push_back(Ipv4From10005(MakeFrame(pool_, {src, dst, -1, 50})));
       }
     }
     if (a_->Inject(0, frames.data(), kFrames) != kFrames) std::abort();
@@ -133,7 +158,7 @@ class Rig {
 };
 
 void Run(benchmark::State& state, uint32_t macs, bool runs = false, bool one_source = false,
-         bool guards = false) {
+         GuardSpec guards = {}) {
   Rig rig(macs, runs, one_source, guards);
   for (unsigned i = 0; i < kFrames / kBurst; ++i) rig.Step();  // warm up: every frame once
   uint64_t packets = 0, cycles = 0;
@@ -157,10 +182,10 @@ void BM_PipelineGuest(benchmark::State& state) {
   Run(state, static_cast<uint32_t>(state.range(0)), false, true);
 }
 void BM_PipelineGuards(benchmark::State& state) {
-  Run(state, static_cast<uint32_t>(state.range(0)), false, false, true);
+  Run(state, static_cast<uint32_t>(state.range(0)), false, false, CaseGuards(":guards"));
 }
 void BM_PipelineRunsGuards(benchmark::State& state) {
-  Run(state, static_cast<uint32_t>(state.range(0)), true, false, true);
+  Run(state, static_cast<uint32_t>(state.range(0)), true, false, CaseGuards(":guards"));
 }
 BENCHMARK(BM_BareLoop);
 BENCHMARK(BM_Pipeline)->Arg(2)->Arg(1000)->Arg(100000)->Arg(1000000);
@@ -196,7 +221,7 @@ int main(int argc, char** argv) {
     {
       hvswitch::Rig rig(macs, std::strstr(instructions, ":runs") != nullptr,
                         std::strstr(instructions, ":guest") != nullptr,
-                        std::strstr(instructions, ":guards") != nullptr);
+                        hvswitch::CaseGuards(instructions));
       for (unsigned i = 0; i < hvswitch::kFrames / hvswitch::kBurst; ++i) rig.Step();
       uint64_t done = hvswitch::MeasuredLoop(rig, packets);
       std::printf("packets %llu\n", static_cast<unsigned long long>(done));

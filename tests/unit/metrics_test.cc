@@ -40,6 +40,7 @@ BridgeSnapshot TwoPorts() {
     FillDistinct(port, v);
     snap.ports.push_back(port);
   }
+  snap.ports[0].ip_bindings = {"10.0.0.5", "2001:db8::/64"};
   snap.ports[1].quota = 512;
   snap.ports[1].buffers_in_use = 77;
   snap.ports[0].queue_stats = {{false, 0, "guest_notifications", 23},
@@ -107,7 +108,8 @@ constexpr const char* kExposition[] = {
       R"x(storm_unknown= rate; reserved: frames to 802.1D's reserved group addresses )x"
       R"x(01:80:C2:00:00:00-0F (STP, LACP, 802.1X, LLDP), which a bridge never forwards; )x"
       R"x(shut: frames from a port shut by bpdu_guard=1 (hvswitchctl port enable ends it); )x"
-      R"x(missed / rx_error: the device itself dropped frames before hvswitch saw them )x"
+      R"x(spoofed_ip: IP, ARP or neighbour advertisement from an address the port may not )x"
+      R"x(use (ip=); missed / rx_error: the device itself dropped frames before hvswitch saw them )x"
       R"x((missed: its receive queue was full, hvswitch polling too slowly; rx_error: )x"
       R"x(erroneous frames). no_mbuf, quota, missed and rx_error are not in )x"
       R"x(receive_packets_total; every other frame received is forwarded or counted here.)x",
@@ -119,6 +121,7 @@ constexpr const char* kExposition[] = {
     R"x(hvswitch_port_receive_drop_total{port="vm1",reason="hairpin"} 114)x",
     R"x(hvswitch_port_receive_drop_total{port="vm1",reason="bad_offload"} 115)x",
     R"x(hvswitch_port_receive_drop_total{port="vm1",reason="spoofed"} 116)x",
+    R"x(hvswitch_port_receive_drop_total{port="vm1",reason="spoofed_ip"} 900)x",
     R"x(hvswitch_port_receive_drop_total{port="vm1",reason="no_destination"} 117)x",
     R"x(hvswitch_port_receive_drop_total{port="vm1",reason="policed"} 118)x",
     R"x(hvswitch_port_receive_drop_total{port="vm1",reason="storm"} 119)x",
@@ -133,6 +136,7 @@ constexpr const char* kExposition[] = {
     R"x(hvswitch_port_receive_drop_total{port="mem1",reason="hairpin"} 146)x",
     R"x(hvswitch_port_receive_drop_total{port="mem1",reason="bad_offload"} 147)x",
     R"x(hvswitch_port_receive_drop_total{port="mem1",reason="spoofed"} 148)x",
+    R"x(hvswitch_port_receive_drop_total{port="mem1",reason="spoofed_ip"} 932)x",
     R"x(hvswitch_port_receive_drop_total{port="mem1",reason="no_destination"} 149)x",
     R"x(hvswitch_port_receive_drop_total{port="mem1",reason="policed"} 150)x",
     R"x(hvswitch_port_receive_drop_total{port="mem1",reason="storm"} 151)x",
@@ -418,6 +422,12 @@ constexpr const char* kExposition[] = {
       R"x(ications"} 23)x",
     R"x(hvswitch_port_queue_stat_total{port="vm1",direction="rx",queue="1",stat="good_packet)x"
       R"x(s"} 24)x",
+    R"x(# HELP hvswitch_port_ip_binding An address or prefix the port may send IP from, ARP )x"
+      R"x(for and advertise as a neighbour (always 1; ip=); its other IP, ARP and neighbour )x"
+      R"x(advertisements are dropped as spoofed_ip.)x",
+    R"x(# TYPE hvswitch_port_ip_binding gauge)x",
+    R"x(hvswitch_port_ip_binding{port="vm1",address="10.0.0.5",source="static"} 1)x",
+    R"x(hvswitch_port_ip_binding{port="vm1",address="2001:db8::/64",source="static"} 1)x",
     R"x(# HELP hvswitch_port_buffer_quota Packet buffers a port with quota= may hold at )x"
       R"x(once.)x",
     R"x(# TYPE hvswitch_port_buffer_quota gauge)x",

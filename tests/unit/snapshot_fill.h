@@ -17,6 +17,9 @@ inline constexpr PortCounter kLaterCounters[] = {PortCounter::kTxRetries,
                                                  PortCounter::kRxPauseCycles,
                                                  PortCounter::kCpuCycles};
 
+// Receive drop reasons added after the outputs were pinned: 800 above the port's first.
+inline constexpr RxDrop kLaterRxDrops[] = {RxDrop::kSpoofedIp};
+
 // Histograms added after the outputs were pinned: a few non-empty buckets (the overflow
 // among them) and a sum, from the port's first value.
 inline void FillHistograms(PortSnapshot& port, uint64_t first) {
@@ -47,7 +50,14 @@ inline void FillDistinct(PortSnapshot& port, uint64_t& v) {
     if (!later) t.counts[c] = v++;
   }
   for (size_t r = 0; r < t.rx_drops.size(); ++r) {
-    if (r != static_cast<size_t>(RxDrop::kNoMbuf)) t.rx_drops[r] = v++;
+    bool later = false;
+    for (size_t l = 0; l < std::size(kLaterRxDrops); ++l) {
+      if (r == static_cast<size_t>(kLaterRxDrops[l])) {
+        t.rx_drops[r] = first + 800 + l;
+        later = true;
+      }
+    }
+    if (!later && r != static_cast<size_t>(RxDrop::kNoMbuf)) t.rx_drops[r] = v++;
   }
   for (uint64_t& cell : t.tx_drops) cell = v++;
   t[RxDrop::kNoMbuf] = v++;

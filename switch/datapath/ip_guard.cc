@@ -1,0 +1,151 @@
+#include "switch/datapath/ip_guard.h"
+
+#include <cstring>
+
+namespace hvswitch {
+namespace {
+
+constexpr uint8_t kProtoUdp = 17, kProtoIcmpv6 = 58;
+constexpr uint8_t kNeighbourSolicitation = 135, kNeighbourAdvertisement = 136;
+constexpr uint8_t kMldv2Report = 143, kMldv1Report = 131;
+
+uint16_t Load16(const uint8_t* p) {
+  uint16_t v;
+  std::memcpy(&v, p, 2);
+  return v;
+}
+uint32_t Load32(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+// Network-order mask of the first `bits` of a 32-bit word.
+uint32_t Mask32(unsigned bits) {
+  if (bits == 0) return 0;
+  const uint32_t host = bits >= 32 ? ~uint32_t{0} : ~uint32_t{0} << (32 - bits);
+  return __builtin_bswap32(host);
+}
+
+// The same for a 64-bit half of an IPv6 address.
+uint64_t Mask64(unsigned bits) {
+  if (bits == 0) return 0;
+  const uint64_t host = bits >= 64 ? ~uint64_t{0} : ~uint64_t{0} << (64 - bits);
+  return __builtin_bswap64(host);
+}
+
+bool IsZero16(const uint8_t* addr) {
+  uint64_t a, b;
+  std::memcpy(&a, addr, 8);
+  std::memcpy(&b, addr + 8, 8);
+  return (a | b) == 0;
+}
+
+// An IPv4 packet from 0.0.0.0: only a DHCP client's (UDP 68 -> 67, before it has an
+// address).
+bool IsDhcpClient(const uint8_t* ip, uint32_t len) {
+  const uint32_t ihl = (ip[0] & 0xf) * 4u;
+  if (ip[9] != kProtoUdp || ihl < 20 || len < ihl + 4) return false;
+  return Load16(ip + ihl) == __builtin_bswap16(68) && Load16(ip + ihl + 2) == __builtin_bswap16(67);
+}
+
+bool Ipv4Allowed(const IpBindings& bindings, const uint8_t* ip, uint32_t len) {
+  if (len < 20) return false;
+  const uint32_t src = Load32(ip + 12);
+  if (bindings.Allows4(src)) return true;
+  return src == 0 && IsDhcpClient(ip, len);
+}
+
+// Ethernet/IPv4 ARP only; the sender's protocol address bound, or 0.0.0.0 (a probe).
+bool ArpAllowed(const IpBindings& bindings, const uint8_t* arp, uint32_t len) {
+  if (len < 28) return false;
+  if (Load16(arp) != __builtin_bswap16(1) || Load16(arp + 2) != kEtherIpv4 || arp[4] != 6 ||
+      arp[5] != 4) {
+    return false;
+  }
+  const uint32_t sender = Load32(arp + 14);
+  return sender == 0 || bindings.Allows4(sender);
+}
+
+// The ICMPv6 message of an IPv6 packet (its type at `*type`, its bytes from `*icmp` on),
+// past hop-by-hop, routing and destination options headers; false when it carries none,
+// or only a fragment of one.
+bool FindIcmpv6(const uint8_t* ip, uint32_t len, const uint8_t** icmp, uint32_t* icmp_len) {
+  uint8_t next = ip[6];
+  uint32_t at = 40;
+  for (int headers = 0; headers < 8; ++headers) {
+    if (next == kProtoIcmpv6) {
+      if (len < at + 4) return false;
+      *icmp = ip + at;
+      *icmp_len = len - at;
+      return true;
+    }
+    if (next != 0 && next != 43 && next != 60) return false;  // a fragment, or no ICMPv6
+    if (len < at + 8) return false;
+    next = ip[at];
+    at += (ip[at + 1] + 1u) * 8;
+  }
+  return false;
+}
+
+bool Ipv6Allowed(const IpBindings& bindings, const uint8_t* ip, uint32_t len) {
+  if (len < 40) return false;
+  const uint8_t* src = ip + 8;
+  const uint8_t* icmp = nullptr;
+  uint32_t icmp_len = 0;
+  const bool has_icmp = FindIcmpv6(ip, len, &icmp, &icmp_len);
+  if (IsZero16(src)) {
+    // Duplicate address detection and MLD reports are sent before an address is had.
+    return has_icmp && (icmp[0] == kNeighbourSolicitation || icmp[0] == kMldv2Report ||
+                        icmp[0] == kMldv1Report);
+  }
+  if (!bindings.Allows6(src)) return false;
+  if (has_icmp && icmp[0] == kNeighbourAdvertisement) {
+    return icmp_len >= 24 && bindings.Allows6(icmp + 8);  // its target
+  }
+  return true;
+}
+
+}  // namespace
+
+void IpBindings::Add(const IpPrefix& prefix) {
+  if (!prefix.v6) {
+    if (nb_v4 == kMaxPortIps) return;
+    v4_mask[nb_v4] = Mask32(prefix.length);
+    v4_addr[nb_v4] = Load32(prefix.addr.data()) & v4_mask[nb_v4];
+    ++nb_v4;
+    return;
+  }
+  if (nb_v6 == kMaxPortIps) return;
+  const unsigned bits = prefix.length;
+  v6_mask[nb_v6] = {Mask64(bits >= 64 ? 64 : bits), Mask64(bits > 64 ? bits - 64 : 0)};
+  uint64_t a, b;
+  std::memcpy(&a, prefix.addr.data(), 8);
+  std::memcpy(&b, prefix.addr.data() + 8, 8);
+  v6_addr[nb_v6] = {a & v6_mask[nb_v6][0], b & v6_mask[nb_v6][1]};
+  ++nb_v6;
+}
+
+bool IpBindings::Allows6(const uint8_t* addr) const {
+  uint64_t a, b;
+  std::memcpy(&a, addr, 8);
+  std::memcpy(&b, addr + 8, 8);
+  for (uint8_t i = 0; i < nb_v6; ++i) {
+    if ((a & v6_mask[i][0]) == v6_addr[i][0] && (b & v6_mask[i][1]) == v6_addr[i][1]) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool IpAllowed(const IpBindings& bindings, uint16_t ether_type, const uint8_t* l3, uint32_t len) {
+  switch (ether_type) {
+    case kEtherIpv4: return Ipv4Allowed(bindings, l3, len);
+    case kEtherArp: return ArpAllowed(bindings, l3, len);
+    case kEtherIpv6: return Ipv6Allowed(bindings, l3, len);
+    case 0x0081: case 0xa888: case 0x0091: return false;  // another tag: cannot be checked
+    default: return true;
+  }
+}
+
+}  // namespace hvswitch

@@ -1,0 +1,55 @@
+// IP anti-spoofing: the addresses a port may send from (ip=), and whether a frame keeps to
+// them. Pure code over bytes (no EAL): the workers run it on frames of ports with
+// bindings, the unit tests and the ip_guard fuzzer on anything.
+//
+// A port with bindings may send
+//   - IPv4 packets from a bound address, and from 0.0.0.0 only as a DHCP client does
+//     (UDP from port 68 to 67);
+//   - ARP whose sender protocol address is bound, or 0.0.0.0 (a probe, RFC 5227);
+//   - IPv6 packets from a bound address, and from :: only as duplicate address detection
+//     (a neighbour solicitation) and MLD reports do;
+//   - neighbour advertisements only for a bound target (the in-subnet hijack);
+//   - any frame of another EtherType (not IP: the bindings say nothing of it), except
+//     one whose EtherType is another VLAN tag (what it carries cannot be checked).
+// A family without bindings sends nothing of that family (beyond DHCP and DAD). IPv6
+// link-local addresses are addresses like any: bind fe80::/64 (or the guest's own) to let
+// a port use them. Anything too short to be checked is refused.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+#include "ports/guard_spec.h"
+
+namespace hvswitch {
+
+// A port's bindings as the workers check them: addresses and masks in network byte order,
+// loaded as the frame's bytes are (memcpy), so that a check is an AND and a compare.
+struct IpBindings {
+  uint8_t nb_v4 = 0, nb_v6 = 0;
+  std::array<uint32_t, kMaxPortIps> v4_addr{}, v4_mask{};
+  std::array<std::array<uint64_t, 2>, kMaxPortIps> v6_addr{}, v6_mask{};
+
+  // Up to kMaxPortIps of each family; host bits of a prefix are ignored.
+  void Add(const IpPrefix& prefix);
+  bool empty() const { return nb_v4 == 0 && nb_v6 == 0; }
+
+  bool Allows4(uint32_t addr) const {
+    for (uint8_t i = 0; i < nb_v4; ++i) {
+      if ((addr & v4_mask[i]) == v4_addr[i]) return true;
+    }
+    return false;
+  }
+  bool Allows6(const uint8_t* addr) const;
+};
+
+// EtherTypes in network byte order, as a frame's bytes load them.
+inline constexpr uint16_t kEtherIpv4 = 0x0008, kEtherArp = 0x0608, kEtherIpv6 = 0xdd86;
+
+// Whether a frame of a bound port keeps to `bindings`: `l3` points at what follows its
+// Ethernet header (and tag), `ether_type` is the EtherType there (network order), `len`
+// the bytes at `l3` in the frame's first segment.
+bool IpAllowed(const IpBindings& bindings, uint16_t ether_type, const uint8_t* l3, uint32_t len);
+
+}  // namespace hvswitch

@@ -67,6 +67,7 @@ struct Burst {
   // Bit r set: run r's source / destination is the port's last (Forwarder::last_).
   uint64_t src_known = 0, dst_known = 0;
   uint16_t nb_src_lookups = 0, nb_dst_lookups = 0;  // the rest, in keys and probes
+  uint64_t kept_bytes = 0;  // of the frames kept
   // LookUp: bit r of src_hits/dst_hits set when run r's source/destination is in the FDB;
   // ports[r] / ports[kMaxBurst + r] its port, positions[r] the source entry's (for Touch),
   // whether looked up or known.

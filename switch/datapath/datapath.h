@@ -59,7 +59,8 @@ struct DatapathPort {
   // Its receive queues can wake a blocked worker (Port::rx_interrupts: configured so for
   // --idle=interrupt, and the device has receive interrupts).
   bool rx_interrupts = false;
-  // Guard work its frames need (kGuardPolice, kGuardStorm, kGuardBpdu; port_guards.h):
+  // Guard work its frames need (kGuardPolice, kGuardStorm, kGuardBpdu, kGuardIp;
+  // port_guards.h):
   // its meters are PortTable::guards[port].
   uint8_t guards = 0;
 };

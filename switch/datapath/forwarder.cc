@@ -101,6 +101,7 @@ struct OpenRun {
 struct Classification {
   OpenRun run;
   uint64_t rx_bytes = 0, malformed = 0, wrong_vlan = 0;
+  uint64_t dropped_bytes = 0;  // of the frames it drops
   // Bit r set: run r's source / destination is the port's last answer (Forwarder::last_).
   uint64_t src_known = 0, dst_known = 0;
   uint16_t nb_frames = 0, nb_runs = 0, nb_src_lookups = 0, nb_dst_lookups = 0;
@@ -149,21 +150,13 @@ struct IpVerdict {
 }
 
 // Whether the four frames at `m` all continue the raw run `run` (VPP's l2fwd quad loop):
-// none a runt, the same first 14 bytes, the same offload state; with ip= (kIpGuard), an
-// IPv4 run's frames all from `ok4`, the source last found bound (a run of another checked
-// EtherType goes frame by frame). Their headers are read only once every one is known to
-// hold them.
+// none a runt, the same first 14 bytes, the same offload state; with ip= (kIpGuard) and
+// `ipv4` (an IPv4 run), all from `ok4`, the source last found bound. Their headers are
+// read only once every one is known to hold them.
 template <bool kOffloadPort, bool kIpGuard>
 [[gnu::always_inline]] inline bool ContinueFour(const OpenRun& run, rte_mbuf* const* m,
-                                                uint32_t ok4) {
-  bool ipv4 = false;
-  uint16_t least = RTE_ETHER_HDR_LEN;
-  if (kIpGuard) {
-    const auto ether_type = static_cast<uint16_t>(run.tail >> 48);
-    ipv4 = ether_type == kEtherIpv4;
-    if (ipv4 ? ok4 == 0 : IpChecked(ether_type)) return false;
-    if (ipv4) least = RTE_ETHER_HDR_LEN + 20;
-  }
+                                                uint32_t ok4, bool ipv4) {
+  const uint16_t least = kIpGuard && ipv4 ? RTE_ETHER_HDR_LEN + 20 : RTE_ETHER_HDR_LEN;
   if ((m[0]->data_len < least) | (m[1]->data_len < least) | (m[2]->data_len < least) |
       (m[3]->data_len < least)) {
     return false;
@@ -192,7 +185,13 @@ template <bool kOffloadPort, bool kIpGuard>
 [[gnu::always_inline]] inline void ExtendByFours(Classification& c, rte_mbuf** frames,
                                                  rte_mbuf** pkts, uint16_t& i, uint16_t n) {
   OpenRun& run = c.run;
-  while (i + 4 < n && ContinueFour<kOffloadPort, kIpGuard>(run, pkts + i + 1, c.ok4)) {
+  bool ipv4 = false;
+  if (kIpGuard) {  // an IPv4 run continues from the source last found bound; other checked
+    const auto ether_type = static_cast<uint16_t>(run.tail >> 48);  // EtherTypes go singly
+    ipv4 = ether_type == kEtherIpv4;
+    if (ipv4 ? c.ok4 == 0 : IpChecked(ether_type)) return;
+  }
+  while (i + 4 < n && ContinueFour<kOffloadPort, kIpGuard>(run, pkts + i + 1, c.ok4, ipv4)) {
     // The four after these (near the burst's end, those there are).
     const uint16_t ahead = i + 1 + kPrefetchAhead;
     if (ahead + kPrefetchAhead <= n) [[likely]] {
@@ -263,6 +262,7 @@ template <bool kOffloadPort>
   // A tag must sit in the first segment.
   if (encap != kUntagged && m->data_len < RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN) {
     ++c.malformed;
+    c.dropped_bytes += m->pkt_len;
     rte_pktmbuf_free(m);
     return;
   }
@@ -270,6 +270,7 @@ template <bool kOffloadPort>
   if (encap != kUntagged) vlan = TaggedVlan(vlans, b.in_port, m, encap);
   if (vlan == kNoVlan) {
     ++c.wrong_vlan;
+    c.dropped_bytes += m->pkt_len;
     rte_pktmbuf_free(m);
     return;
   }
@@ -325,9 +326,10 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
   BurstArrays arrays;
   Burst b(in_port, counters_.ports[in_port], arrays);
   FixUp(in_port, pkts, n);                  // port quirks; the capture sees what came in
-  if (table_->ports[in_port].guards & (kGuardPolice | kGuardBpdu)) [[unlikely]] {
-    n = GuardIngress(b.in, in_port, pkts, n);  // a shut port's frames, what exceeds policing
-    if (n == 0) return;
+  if (table_->ports[in_port].guards & kGuardBpdu) [[unlikely]] {  // a shut port's frames
+    if ((datapath_.shut_mask.load(std::memory_order_relaxed) >> in_port) & 1) {
+      return DropShut(b.in, pkts, n);
+    }
   }
   const DatapathPort& dp = table_->ports[in_port];
   // VLANs, runs; runts, foreign VLANs (and with ip=, spoofed sources) dropped.
@@ -343,6 +345,19 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
     Classify<false, false>(b, pkts, n);
   }
   if (b.nb_frames == 0) return;
+  if (dp.guards & kGuardPolice) [[unlikely]] {  // what exceeds goes before any lookup
+    const BurstShape shape = Police(
+        in_port, b.in, {b.frames, b.runs, b.keys, b.probes},
+        {b.nb_frames, b.nb_runs, b.nb_src_lookups, b.nb_dst_lookups, b.src_known, b.dst_known},
+        b.kept_bytes);
+    b.nb_frames = shape.nb_frames;
+    b.nb_runs = shape.nb_runs;
+    b.nb_src_lookups = shape.nb_src_lookups;
+    b.nb_dst_lookups = shape.nb_dst_lookups;
+    b.src_known = shape.src_known;
+    b.dst_known = shape.dst_known;
+    if (b.nb_frames == 0) return;
+  }
   LookUp(b);
   ReadSharedState(b);
   // Every run is decided on the table as earlier bursts taught it: the control thread
@@ -399,6 +414,7 @@ inline void Forwarder::Classify(Burst& b, rte_mbuf** pkts, uint16_t n) {
     const auto* eth = rte_pktmbuf_mtod(m, const uint8_t*);
     if (m->data_len < RTE_ETHER_HDR_LEN) {  // a runt: the header must be in one segment
       ++c.malformed;
+      c.dropped_bytes += len;
       rte_pktmbuf_free(m);
       continue;
     }
@@ -410,6 +426,7 @@ inline void Forwarder::Classify(Burst& b, rte_mbuf** pkts, uint16_t n) {
       const IpVerdict ip = IpCheck(*c.ips, eth, m->data_len);
       if (!ip.allowed) {  // before it joins a run: it neither ends one nor is looked up
         ++c.spoofed_ip;
+        c.dropped_bytes += len;
         rte_pktmbuf_free(m);
         continue;
       }
@@ -430,6 +447,7 @@ inline void Forwarder::Classify(Burst& b, rte_mbuf** pkts, uint16_t n) {
   if (c.nb_runs != 0) c.run.WriteTo(b.runs[c.nb_runs - 1]);
   b.nb_frames = c.nb_frames;
   b.nb_runs = c.nb_runs;
+  b.kept_bytes = c.rx_bytes - c.dropped_bytes;
   b.src_known = c.src_known;
   b.dst_known = c.dst_known;
   b.nb_src_lookups = c.nb_src_lookups;
@@ -629,29 +647,79 @@ inline void Forwarder::FlushByPolicy() {
   ForEachBit(full, [&](uint16_t p) { FlushPort(p); });
 }
 
-uint16_t Forwarder::GuardIngress(PortCounters& in, uint16_t in_port, rte_mbuf** pkts,
-                                 uint16_t n) {
-  if ((datapath_.shut_mask.load(std::memory_order_relaxed) >> in_port) & 1) {
-    uint64_t bytes = 0;
-    for (uint16_t i = 0; i < n; ++i) bytes += pkts[i]->pkt_len;
-    in.Add(PortCounter::kRxPackets, n);
-    in.Add(PortCounter::kRxBytes, bytes);
-    in.Drop<RxDrop::kShut>(n);
-    rte_pktmbuf_free_bulk(pkts, n);
-    return 0;
-  }
-  if (!(table_->ports[in_port].guards & kGuardPolice)) return n;
+void Forwarder::DropShut(PortCounters& in, rte_mbuf** pkts, uint16_t n) {
+  uint64_t bytes = 0;
+  for (uint16_t i = 0; i < n; ++i) bytes += pkts[i]->pkt_len;
+  in.Add(PortCounter::kRxPackets, n);
+  in.Add(PortCounter::kRxBytes, bytes);
+  in.Drop<RxDrop::kShut>(n);
+  rte_pktmbuf_free_bulk(pkts, n);
+}
+
+Forwarder::BurstShape Forwarder::Police(uint16_t in_port, PortCounters& in,
+                                        const BurstView& burst, BurstShape shape,
+                                        uint64_t bytes) {
   const GuardProfiles& profiles = table_->guards[in_port];
   GuardMeters& meters = CurrentMeters(profiles, meters_[in_port]);
   // Read after a (re)configuration, which starts the meters at the TSC: never before it.
-  const PoliceResult policed = Police(profiles, meters, pkts, n, rte_rdtsc());
-  if (policed.kept != n) {
-    // Received all the same: receive_packets_total counts them (Classify the rest).
-    in.Add(PortCounter::kRxPackets, n - policed.kept);
-    in.Add(PortCounter::kRxBytes, policed.bytes);
-    in.Drop<RxDrop::kPoliced>(n - policed.kept);
+  const uint64_t now = rte_rdtsc();
+  constexpr GuardMeter kFrames = GuardMeter::kPolicePackets, kBytes = GuardMeter::kPoliceBytes;
+  // The whole burst at once: its frames, then (if they fit) its bytes. A check that fails
+  // takes no tokens, so that the frames are metered one by one from where it left.
+  const bool frames_paid =
+      !profiles.has(kFrames) || MeterFits(profiles, meters, kFrames, shape.nb_frames, now);
+  const bool bytes_paid = frames_paid && (!profiles.has(kBytes) ||
+                                          (bytes <= UINT32_MAX &&
+                                           MeterFits(profiles, meters, kBytes,
+                                                     static_cast<uint32_t>(bytes), now)));
+  if (bytes_paid) return shape;
+  // Frame by frame in order (a frame that does not fit is dropped, a smaller one after it
+  // may pass); the runs, their frames and look-ups are moved down over what went. Every
+  // write goes to an index at or before the one read.
+  BurstShape out{};
+  uint16_t src_at = 0, dst_at = 0;
+  uint64_t dropped = 0;
+  for (uint16_t r = 0; r < shape.nb_runs; ++r) {
+    const Run run = burst.runs[r];
+    const uint64_t bit = uint64_t{1} << r;
+    const bool src_looked = !(shape.src_known & bit), dst_looked = !(shape.dst_known & bit);
+    Run kept = run;
+    kept.first = out.nb_frames;
+    kept.len = 0;
+    kept.bytes = 0;
+    for (uint16_t i = run.first; i < run.first + run.len; ++i) {
+      rte_mbuf* m = burst.frames[i];
+      if ((frames_paid || MeterFits(profiles, meters, kFrames, 1, now)) &&
+          (!profiles.has(kBytes) || MeterFits(profiles, meters, kBytes, m->pkt_len, now))) {
+        burst.frames[out.nb_frames++] = m;
+        ++kept.len;
+        kept.bytes += m->pkt_len;
+      } else {
+        rte_pktmbuf_free(m);
+        ++dropped;
+      }
+    }
+    if (kept.len != 0) {
+      const uint64_t to = uint64_t{1} << out.nb_runs;
+      if (src_looked) {
+        burst.keys[out.nb_src_lookups] = burst.keys[src_at];
+        burst.probes[out.nb_src_lookups++] = burst.probes[src_at];
+      } else {
+        out.src_known |= to;
+      }
+      if (dst_looked) {
+        burst.keys[kMaxBurst + out.nb_dst_lookups] = burst.keys[kMaxBurst + dst_at];
+        burst.probes[kMaxBurst + out.nb_dst_lookups++] = burst.probes[kMaxBurst + dst_at];
+      } else {
+        out.dst_known |= to;
+      }
+      burst.runs[out.nb_runs++] = kept;
+    }
+    src_at += src_looked;
+    dst_at += dst_looked;
   }
-  return policed.kept;
+  in.Drop<RxDrop::kPoliced>(dropped);
+  return out;
 }
 
 Forwarder::FloodGuard Forwarder::GuardFlood(uint16_t in_port, PortCounters& in, const Run& run,

@@ -168,10 +168,8 @@ class Forwarder {
   // Guardrails (port_guards.h), out of line: only ports with guards call them. They take
   // no Burst or Tally (whose address, handed to a real call, would keep their counts in
   // memory for the whole pipeline), and give back what they dropped.
-  // A shut port's burst (all dropped, 0 returned), or the burst through the port's police
-  // meters: what exceeds them dropped, the rest at the front of `pkts`; returns how many.
-  [[gnu::noinline]] uint16_t GuardIngress(PortCounters& in, uint16_t in_port, rte_mbuf** pkts,
-                                          uint16_t n);
+  // A shut port's burst: counted received, dropped (shut).
+  [[gnu::noinline, gnu::cold]] void DropShut(PortCounters& in, rte_mbuf** pkts, uint16_t n);
   // A run about to flood: to a reserved group address, dropped (a BPDU shuts a
   // bpdu_guard=1 port); else its first `pass` frames are what the port's storm meter for
   // their class lets pass, the rest freed.
@@ -181,6 +179,22 @@ class Forwarder {
 
   [[gnu::noinline]] FloodGuard GuardFlood(uint16_t in_port, PortCounters& in, const Run& run,
                                           rte_mbuf** frames);
+  // A classified burst's arrays and counts, for Police (which must not take the Burst).
+  struct BurstView {
+    rte_mbuf** frames;
+    Run* runs;
+    uint64_t* keys;
+    FdbTable::Probe* probes;
+  };
+  struct BurstShape {
+    uint16_t nb_frames, nb_runs, nb_src_lookups, nb_dst_lookups;
+    uint64_t src_known, dst_known;
+  };
+  // The classified burst (`bytes`: its frames') through the port's police meters, frames
+  // then bytes: whole when it fits, else frame by frame, what exceeds freed (policed) and
+  // the runs and their look-ups closed up over it; returns the burst's new shape.
+  [[gnu::noinline]] BurstShape Police(uint16_t in_port, PortCounters& in,
+                                      const BurstView& burst, BurstShape shape, uint64_t bytes);
   // Sends now, or only what filled a burst (the rest waits for FlushExpired).
   [[gnu::always_inline]] inline void FlushByPolicy();
 

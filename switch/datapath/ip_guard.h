@@ -13,7 +13,10 @@
 //     one whose EtherType is another VLAN tag (what it carries cannot be checked).
 // A family without bindings sends nothing of that family (beyond DHCP and DAD). IPv6
 // link-local addresses are addresses like any: bind fe80::/64 (or the guest's own) to let
-// a port use them. Anything too short to be checked is refused.
+// a port use them. Anything too short to be checked is refused, and so is an IPv6 packet
+// whose extension headers cannot be followed to its upper layer (more than eight, or past
+// the frame's first segment). A fragment is not looked into: neighbour discovery is never
+// fragmented (receivers drop fragmented ND, RFC 6980).
 #pragma once
 
 #include <array>

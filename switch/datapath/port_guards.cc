@@ -34,21 +34,6 @@ absl::Status BuildMeter(GuardProfiles& out, GuardMeter m, uint64_t rate, uint64_
   return absl::OkStatus();
 }
 
-// The bytes of n frames (at most kMaxBurst of 64 KB: 32 bits hold them), four sums at a
-// time: the pass that byte policing adds to every burst of a policed port.
-uint32_t BurstBytes(rte_mbuf* const* pkts, uint16_t n) {
-  uint32_t a = 0, b = 0, c = 0, d = 0;
-  uint16_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    a += pkts[i]->pkt_len;
-    b += pkts[i + 1]->pkt_len;
-    c += pkts[i + 2]->pkt_len;
-    d += pkts[i + 3]->pkt_len;
-  }
-  for (; i < n; ++i) a += pkts[i]->pkt_len;
-  return a + b + c + d;
-}
-
 }  // namespace
 
 absl::Status BuildGuardProfiles(const GuardSpec& spec, uint16_t sharers, uint32_t generation,
@@ -113,36 +98,6 @@ uint16_t MeterFrames(const GuardProfiles& profiles, GuardMeters& meters, GuardMe
   const auto pass = static_cast<uint16_t>(meter.tc);
   meter.tc = 0;
   return pass;
-}
-
-PoliceResult Police(const GuardProfiles& profiles, GuardMeters& meters, rte_mbuf** pkts,
-                    uint16_t n, uint64_t now) {
-  PoliceResult result{n, 0};
-  if (profiles.has(GuardMeter::kPolicePackets)) {
-    result.kept = MeterFrames(profiles, meters, GuardMeter::kPolicePackets, n, now);
-    for (uint16_t i = result.kept; i < n; ++i) result.bytes += pkts[i]->pkt_len;
-    if (result.kept < n) rte_pktmbuf_free_bulk(pkts + result.kept, n - result.kept);
-  }
-  if (!profiles.has(GuardMeter::kPoliceBytes) || result.kept == 0) return result;
-  rte_meter_srtcm& meter = meters.meter[static_cast<size_t>(GuardMeter::kPoliceBytes)];
-  rte_meter_srtcm_profile* profile = Profile(profiles, GuardMeter::kPoliceBytes);
-  if (rte_meter_srtcm_color_blind_check(&meter, profile, now, BurstBytes(pkts, result.kept)) ==
-      RTE_COLOR_GREEN) {
-    return result;
-  }
-  // Frame by frame: a frame that does not fit is dropped, a smaller one after it may pass.
-  uint16_t kept = 0;
-  for (uint16_t i = 0; i < result.kept; ++i) {
-    rte_mbuf* m = pkts[i];
-    if (rte_meter_srtcm_color_blind_check(&meter, profile, now, m->pkt_len) == RTE_COLOR_GREEN) {
-      pkts[kept++] = m;
-    } else {
-      result.bytes += m->pkt_len;
-      rte_pktmbuf_free(m);
-    }
-  }
-  result.kept = kept;
-  return result;
 }
 
 }  // namespace hvswitch

@@ -6,7 +6,9 @@
 // its rates split evenly between them (BuildGuardProfiles).
 // Meters are checked a burst (policing) or a run of flooded frames (storm control) at a
 // time: one rte_meter call with the whole burst's frames or bytes when it conforms, frame
-// by frame only when it does not.
+// by frame only when it does not. A burst is policed once it is classified (VLANs, and the
+// bytes summed, which classification does anyway; Forwarder::Police), before any lookup
+// or copy.
 #pragma once
 
 #include <rte_meter.h>
@@ -109,13 +111,13 @@ inline GuardMeters& CurrentMeters(const GuardProfiles& profiles, GuardMeters& me
 uint16_t MeterFrames(const GuardProfiles& profiles, GuardMeters& meters, GuardMeter m,
                      uint16_t n, uint64_t now);
 
-struct PoliceResult {
-  uint16_t kept;      // frames left at the front of the burst, in their order
-  uint64_t bytes;     // bytes of the frames dropped
-};
-// Worker: the burst through the port's police meters (packets, then bytes) at TSC `now`:
-// what exceeds them is freed, the rest compacted at the front of `pkts`.
-PoliceResult Police(const GuardProfiles& profiles, GuardMeters& meters, rte_mbuf** pkts,
-                    uint16_t n, uint64_t now);
+// Worker: whether a frame of `len` bytes fits meter `m` at TSC `now` (its tokens taken).
+inline bool MeterFits(const GuardProfiles& profiles, GuardMeters& meters, GuardMeter m,
+                      uint32_t len, uint64_t now) {
+  return rte_meter_srtcm_color_blind_check(
+             &meters.meter[static_cast<size_t>(m)],
+             const_cast<rte_meter_srtcm_profile*>(&profiles.profile[static_cast<size_t>(m)]),
+             now, len) == RTE_COLOR_GREEN;
+}
 
 }  // namespace hvswitch

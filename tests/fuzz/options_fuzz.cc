@@ -28,7 +28,7 @@ using hvswitch::PortSpec;
 
 // Adding a field to PortSpec or DaemonOptions changes these sizes: compare the new field in
 // SamePort / SameOptions below, then update the size.
-static_assert(sizeof(PortSpec) == 216, "PortSpec changed: compare its new field in SamePort");
+static_assert(sizeof(PortSpec) == 240, "PortSpec changed: compare its new field in SamePort");
 static_assert(sizeof(DaemonOptions) == 320,
               "DaemonOptions changed: compare its new field in SameOptions");
 

@@ -44,9 +44,10 @@
 //   - Ageing removes learned entries not seen for the ageing time; a port going down
 //     forgets its learned entries at once. Static entries stay.
 //   Guardrails
-//   - A policed port's frames each take a token of its frame meter and as many of its byte
-//     meter as they are long, in order, before anything else is done with them (VLAN,
-//     source); a frame that finds too few is dropped (reason policed) and learns nothing.
+//   - A policed port's frames past their VLAN check each take, in order, a token of its
+//     frame meter and as many of its byte meter as they are long (before the source
+//     checks). A frame that finds too few is dropped (reason policed) and learns nothing;
+//     it was grouped with its neighbours all the same (it may end a run of alike frames).
 //   - A frame to 802.1D's reserved group addresses 01:80:C2:00:00:00-0F is never
 //     forwarded (reason reserved; its source is still learned, as for any frame past the
 //     port security check).
@@ -162,8 +163,6 @@ class BridgeModel {
       Result r;
       if (shut) {
         r.outcome = Outcome::kShut;
-      } else if (!Police(in, f)) {
-        r.outcome = Outcome::kPoliced;
       } else {
         r = Decide(in, f, up_mask & ~ShutMask());
         bpdu = bpdu || (r.outcome == Outcome::kReserved && f.dst == kStp);
@@ -175,10 +174,12 @@ class BridgeModel {
     for (size_t i = 0; i < frames.size(); ++i) {
       const Outcome o = results[i].outcome;
       // Dropped before classification: they neither end a run nor teach.
-      if (o == Outcome::kVlan || o == Outcome::kPoliced || o == Outcome::kShut) continue;
+      if (o == Outcome::kVlan || o == Outcome::kShut) continue;
       const bool asks = last == nullptr || !SameRun(in, *last, frames[i]);
       last = &frames[i];
-      if (o == Outcome::kMalformed || o == Outcome::kSpoofed) continue;
+      if (o == Outcome::kMalformed || o == Outcome::kSpoofed || o == Outcome::kPoliced) {
+        continue;
+      }
       Learn(in, Key(ports_[in].Ingress(frames[i].tag), frames[i].src), now, up_mask, asks);
     }
     return results;
@@ -242,6 +243,14 @@ class BridgeModel {
       r.outcome = Outcome::kVlan;
       return r;
     }
+    const uint64_t len = 14 + (f.tag >= 0 ? 4 : 0) + f.payload;
+    // A frame takes its frame token even where its bytes then do not fit (the switch's
+    // frame meter is checked first).
+    if (!Take(police_[in][0], ports_[in].police_frames, 1) ||
+        !Take(police_[in][1], ports_[in].police_bytes, len)) {
+      r.outcome = Outcome::kPoliced;
+      return r;
+    }
     if (IsGroup(f.src) || f.src == 0) {
       r.outcome = Outcome::kMalformed;
       return r;
@@ -300,13 +309,6 @@ class BridgeModel {
     if (used + n > size) return false;
     used += n;
     return true;
-  }
-  // The frame through port `in`'s police meters: false if it is dropped.
-  bool Police(uint16_t in, const Frame& f) {
-    const PortConfig& c = ports_[in];
-    const uint64_t len = 14 + (f.tag >= 0 ? 4 : 0) + f.payload;
-    if (!Take(police_[in][0], c.police_frames, 1)) return false;
-    return Take(police_[in][1], c.police_bytes, len);
   }
 
   bool SameRun(uint16_t in, const Frame& a, const Frame& b) const {

@@ -90,6 +90,18 @@ TEST(IpGuardTest, Ipv6SourcesNeighbourTargetsAndUnspecifiedSources) {
   EXPECT_FALSE(Allowed(kBoth, 0x86dd, na));
   Bytes fragment = Icmpv6("::", 135, "2001:db8::5", {44});
   EXPECT_FALSE(Allowed(kBoth, 0x86dd, fragment)) << "a fragment from :: shows no ICMPv6";
+  EXPECT_TRUE(Allowed(kBoth, 0x86dd, Icmpv6("2001:db8::5", 136, "2001:db8::1", {44})))
+      << "a fragment from a bound source: receivers drop fragmented ND";
+  // Eight extension headers are followed; a ninth hides what follows: refused.
+  const std::vector<uint8_t> eight(8, 60), nine(9, 60);
+  EXPECT_FALSE(Allowed(kBoth, 0x86dd, Icmpv6("fe80::1", 136, "2001:db8::1", eight)));
+  EXPECT_TRUE(Allowed(kBoth, 0x86dd, Icmpv6("fe80::1", 136, "2001:db8::5", eight)));
+  EXPECT_FALSE(Allowed(kBoth, 0x86dd, Icmpv6("fe80::1", 136, "2001:db8::1", nine)));
+  EXPECT_FALSE(Allowed(kBoth, 0x86dd, Icmpv6("fe80::1", 136, "2001:db8::5", nine)))
+      << "not followed to its end, whatever it carries";
+  Bytes chain_cut = Icmpv6("2001:db8::5", 128, "::", {60, 60});
+  chain_cut.resize(40 + 12);  // the second header past the bytes there are
+  EXPECT_FALSE(Allowed(kBoth, 0x86dd, chain_cut));
   EXPECT_FALSE(Allowed(kV4, 0x86dd, Udp6("2001:db8::5"))) << "no IPv6 binding";
   Bytes cut = Udp6("2001:db8::5");
   cut.resize(39);

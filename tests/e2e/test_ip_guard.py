@@ -433,6 +433,22 @@ class NamespaceSpoofTest(unittest.TestCase):
         self.assertEqual(self.other_drops(), {})
         self.assert_owner_entries()
 
+    def assert_spoofs_dropped(self, spoof, own, pings, rounds=40):
+        """Sends `spoof` and `own` (label, frame) `rounds` times while `pings` run: every
+        spoof counted as spoofed_ip and seen by nobody, every own frame seen by V and W, no
+        ping lost, no other drop, the owners' neighbour entries kept."""
+        frames = [(label, marked(f, label)) for label, f in spoof + own]
+        seen, spoofed, pinged = self.run_frames(frames, rounds, 0.03, pings)
+        print(f"\nV saw {seen['v']}, W saw {seen['w']}; spoofed_ip {spoofed}; pings {pinged}",
+              file=sys.stderr)
+        self.assertEqual(spoofed, rounds * len(spoof))
+        for p in "vw":
+            self.assertEqual(seen[p], {label: rounds for label, _ in own}, p)
+        for (ns, address), (sent, got) in pinged.items():
+            self.assertEqual(got, sent, f"ping {address} from {ns} during the spoofing")
+        self.assertEqual(self.other_drops(), {})
+        self.assert_owner_entries()
+
     def test_3_arp_spoofing_is_dropped(self):
         a, w = self.mac["a"], self.mac["w"]
         victim = V4["v"]
@@ -456,19 +472,8 @@ class NamespaceSpoofTest(unittest.TestCase):
             # a probe (sender 0.0.0.0, RFC 5227) for any address: passes
             ("probe", ether(BCAST, a, 0x0806, arp(1, a, "0.0.0.0", ZERO_MAC, victim))),
         ]
-        frames = [(label, marked(f, label)) for label, f in spoof + own]
-        rounds = 40
-        pings = [(NS["a"], victim), (NS["a"], V6["v"]), (NS["w"], victim), (NS["v"], V4["a"])]
-        seen, spoofed, pinged = self.run_frames(frames, rounds, 0.03, pings)
-        print(f"\nV saw {seen['v']}, W saw {seen['w']}; spoofed_ip {spoofed}; pings {pinged}",
-              file=sys.stderr)
-        self.assertEqual(spoofed, rounds * len(spoof))
-        for p in "vw":
-            self.assertEqual(seen[p], {label: rounds for label, _ in own}, p)
-        for (ns, address), (sent, got) in pinged.items():
-            self.assertEqual(got, sent, f"ping {address} from {ns} during the spoofing")
-        self.assertEqual(self.other_drops(), {})
-        self.assert_owner_entries()
+        self.assert_spoofs_dropped(spoof, own, [(NS["a"], victim), (NS["a"], V6["v"]),
+                                                (NS["w"], victim), (NS["v"], V4["a"])])
         # After: V is reachable from everyone, at its own MAC.
         for ns in (NS["a"], NS["w"]):
             for address in (victim, V6["v"]):
@@ -520,19 +525,8 @@ class NamespaceSpoofTest(unittest.TestCase):
             ("dad", ether(multicast_mac(solicited_node("2001:db8::77")), a, 0x86dd,
                           ns_msg("::", solicited_node("2001:db8::77"), "2001:db8::77"))),
         ]
-        frames = [(label, marked(f, label)) for label, f in spoof + own]
-        rounds = 40
-        pings = [(NS["a"], victim), (NS["w"], victim), (NS["v"], V6["a"]), (NS["a"], V4["v"])]
-        seen, spoofed, pinged = self.run_frames(frames, rounds, 0.03, pings)
-        print(f"\nV saw {seen['v']}, W saw {seen['w']}; spoofed_ip {spoofed}; pings {pinged}",
-              file=sys.stderr)
-        self.assertEqual(spoofed, rounds * len(spoof))
-        for p in "vw":
-            self.assertEqual(seen[p], {label: rounds for label, _ in own}, p)
-        for (ns, address), (sent, got) in pinged.items():
-            self.assertEqual(got, sent, f"ping {address} from {ns} during the spoofing")
-        self.assertEqual(self.other_drops(), {})
-        self.assert_owner_entries()
+        self.assert_spoofs_dropped(spoof, own, [(NS["a"], victim), (NS["w"], victim),
+                                                (NS["v"], V6["a"]), (NS["a"], V4["v"])])
         for ns in (NS["a"], NS["w"]):
             sent, got = ping(ns, victim, count=2)
             self.assertEqual(got, sent, f"ping6 {victim} from {ns} after")

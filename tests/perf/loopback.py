@@ -47,10 +47,18 @@ pmd-stats-show's processing cycles over packets received by the PMD.
 (--zero-copy 1: in zero-copy mode); `--kind memif-client --against-hvswitch zero_copy=1`
 compares the two modes.
 
+--port-keys KEYS: appended to every hvswitch port spec (e.g. the guardrails:
+police_pps=1G,storm_broadcast=1G,bpdu_guard=1,ip=198.18.0.0/15; testpmd's frames are IPv4
+UDP from 198.18.0.1 to 198.18.0.2). In --against-hvswitch, `port_keys=KEYS` comes last
+and takes the rest of the words, commas and all: `--port-keys K --against-hvswitch
+port_keys=` measures hvswitch with K against the same without. After the rounds, each
+hvswitch set-up's receive drops by reason (from its metrics) are printed.
+
 usage: loopback.py [--kind vhost-user|memif|memif-client] [--size 64] [--rounds 5]
                    [--slice 3] [--zero-copy 0|1]
                    [--burst N] [--descriptors N] [--tx-flush-us N] [--guest-burst N]
-                   [--against-hvswitch KEY=VALUE[,KEY=VALUE]]
+                   [--against-hvswitch KEY=VALUE[,KEY=VALUE][,port_keys=KEYS]]
+                   [--port-keys KEY=VALUE[,KEY=VALUE]]
                    [--macs N] [--pattern random|runs] [--learn-rate R]
                    [--against testpmd-io[,ovs]] [--json FILE] [--smoke]
    --burst/--descriptors apply to both switches (testpmd: --burst, --rxd, --txd);
@@ -91,6 +99,12 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def tag(name):
+    """A set-up's name for file and directory names: short enough for a UNIX socket's path
+    (108 bytes) however long its --against-hvswitch words are."""
+    return re.sub("[^A-Za-z0-9-]", "", name)[:24]
 
 
 def start(args, **kw):
@@ -162,7 +176,7 @@ def guest(kind, sockets, cpu, name, burst, peer0=MAC1, queues=1):
     that reaches port 1 among others) and port 1's back to port 0's MAC."""
     vdevs = guest_vdevs(kind, sockets)
     eal = [f"--lcores=0@{cpu},1@{cpu}",
-           f"--file-prefix=hvs-perf-{re.sub('[^A-Za-z0-9-]', '', name)}-{os.getpid()}"]
+           f"--file-prefix=hvs-perf-{tag(name)}-{os.getpid()}"]
     eal += [f"--vdev={v}" for v in vdevs]
     return Testpmd(eal, ["--forward-mode=mac", f"--eth-peer=0,{peer0}", f"--eth-peer=1,{MAC0}",
                          f"--burst={burst}", f"--rxq={queues}", f"--txq={queues}"])
@@ -246,7 +260,7 @@ class GenGuest(GuestProcess):
     def __init__(self, kind, sockets, cpu, name):
         super().__init__(
             [HVS_GUEST, "--no-pci", "--no-huge", "-m", "512", f"--lcores=0@{cpu}",
-             f"--file-prefix=hvs-gen-{re.sub('[^A-Za-z0-9-]', '', name)}-{os.getpid()}",
+             f"--file-prefix=hvs-gen-{tag(name)}-{os.getpid()}",
              "--log-level=*:error"] + [f"--vdev={v}" for v in guest_vdevs(kind, sockets)],
             ready_timeout=60)
 
@@ -326,6 +340,16 @@ def telemetry_sum(prefix, suffix, ports=2):
     return total
 
 
+def scrape_drops(port):
+    """{reason: frames} of hvswitch's receive drops (all ports) from its metrics."""
+    drops = {}
+    for reason, v in re.findall(
+            r'^hvswitch_port_receive_drop_total\{[^}]*reason="([^"]+)"[^}]*\} (\S+)$',
+            metrics_text(port), re.M):
+        drops[reason] = drops.get(reason, 0) + int(float(v))
+    return drops
+
+
 def scrape_bursts(port):
     """(tx bursts, tx packets) of hvswitch from its metrics."""
     text = metrics_text(port)
@@ -341,7 +365,7 @@ class Setup:
     set-up's directory); `peer0`: where the guest's port 0 sends."""
 
     def __init__(self, name, kind, switch, args, extra_ports=(), peer0=MAC1):
-        self.dir = tempfile.mkdtemp(prefix=f"hvs-perf-{re.sub('[^A-Za-z0-9-]', '', name)}-")
+        self.dir = tempfile.mkdtemp(prefix=f"hvs-perf-{tag(name)}-")
         self.name = name
         self.kind = kind
         self.sockets = [os.path.join(self.dir, f"p{i}.sock") for i in range(2)]
@@ -485,8 +509,10 @@ class Setup:
         if self.macs > 1:  # every MAC of a side on one port, and room for all of them
             ports = [p + ",learn_limit=0" for p in ports]
         ports += [f"--port={p}" for p in self.extra_ports]
+        if getattr(a, "port_keys", ""):
+            ports = [f"{p},{a.port_keys}" for p in ports]
         self.metrics_port = free_port()
-        self.prefix = f"hvs-perf-sw-{re.sub('[^A-Za-z0-9-]', '', self.name)}-{os.getpid()}"
+        self.prefix = f"hvs-perf-sw-{tag(self.name)}-{os.getpid()}"
         args = self.wrap + [HVSWITCH, *ports, f"--lcores={switch_cpu}",
                             f"--metrics_address=127.0.0.1:{self.metrics_port}",
                             f"--ctl_socket={self.dir}/hvswitch.ctl",
@@ -628,6 +654,8 @@ def parse_args(argv=None):
     ap.add_argument("--guest-burst", type=int, default=32)
     ap.add_argument("--seed", type=int, default=8, help="bursts the guest seeds the loop with")
     ap.add_argument("--against-hvswitch", default="")
+    ap.add_argument("--port-keys", default="",
+                    help="KEY=VALUE,... appended to every hvswitch port spec")
     ap.add_argument("--against", default="testpmd-io",
                     help="comma list of testpmd-io, ovs: the switches hvswitch takes turns with")
     ap.add_argument("--macs", type=int, default=1,
@@ -662,9 +690,13 @@ def main():
     others = []
     if args.against_hvswitch:
         base = argparse.Namespace(**vars(args))
-        for item in args.against_hvswitch.split(","):
+        # port_keys= last: its value is a port spec's keys, commas and all.
+        words, keyed, base_keys = args.against_hvswitch.partition("port_keys=")
+        for item in filter(None, words.split(",")):
             key, value = item.split("=")
             setattr(base, key.replace("-", "_"), int(value) if value.isdigit() else value)
+        if keyed:
+            base.port_keys = base_keys
         others.append(Setup(f"hvswitch[{args.against_hvswitch}]", args.kind, "hvswitch", base))
     else:
         for name in args.against.split(","):
@@ -689,7 +721,8 @@ def main():
         print(f"# {args.kind} loopback, {args.size}-byte frames, {macs}, {args.rounds} rounds "
               f"of {args.slice}s slices; switch on CPU {args.switch_cpu}, guest on CPU "
               f"{args.guest_cpu}; burst {args.burst}, descriptors {args.descriptors}, "
-              f"hvswitch tx_flush_us {args.tx_flush_us}; hvswitch {HVSWITCH}")
+              f"hvswitch tx_flush_us {args.tx_flush_us}; hvswitch {HVSWITCH}"
+              + (f"; hvswitch port keys {args.port_keys}" if args.port_keys else ""))
         for r in range(args.rounds):
             row = {}
             for x in setups:
@@ -728,6 +761,12 @@ def main():
                 print(f"{x.name} tx: {x.per_burst:.1f} packets per burst (last round)")
         print(f"{A} tx: {statistics.median(per_burst):.1f} packets per burst, "
               f"{statistics.median(notes):.4f} guest notifications per packet (median)")
+        for x in setups:
+            if x.switch == "hvswitch":
+                x.resume()  # paused since its last slice; its metrics thread too
+                drops = {k: v for k, v in scrape_drops(x.metrics_port).items() if v}
+                print(f"{x.name} receive drops: " +
+                      (", ".join(f"{k} {v}" for k, v in sorted(drops.items())) or "none"))
         if args.macs > 1:
             print("generator (address rewriting) share of the guest core (median): " +
                   ", ".join(f"{n} {100 * statistics.median(shares[n]):.1f}% at "

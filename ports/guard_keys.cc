@@ -102,13 +102,6 @@ absl::Status ApplyIps(absl::string_view value, PortSpec& spec) {
   return absl::OkStatus();
 }
 
-std::string PrefixString(const IpPrefix& prefix) {
-  char text[INET6_ADDRSTRLEN];
-  inet_ntop(prefix.v6 ? AF_INET6 : AF_INET, prefix.addr.data(), text, sizeof(text));
-  if (prefix.length == (prefix.v6 ? 128 : 32)) return text;
-  return absl::StrCat(text, "/", prefix.length);
-}
-
 absl::Status ApplyBpduGuard(absl::string_view value, PortSpec& spec) {
   return ParseSpecFlag(spec, "bpdu_guard", value, spec.guards.bpdu_guard);
 }
@@ -129,7 +122,12 @@ constexpr SpecKey kGuardKeys[] = {
 
 std::span<const SpecKey> GuardKeys() { return kGuardKeys; }
 
-std::string IpPrefixString(const IpPrefix& prefix) { return PrefixString(prefix); }
+std::string IpPrefixString(const IpPrefix& prefix) {
+  char text[INET6_ADDRSTRLEN];
+  inet_ntop(prefix.v6 ? AF_INET6 : AF_INET, prefix.addr.data(), text, sizeof(text));
+  if (prefix.length == (prefix.v6 ? 128 : 32)) return text;
+  return absl::StrCat(text, "/", prefix.length);
+}
 
 absl::Status CheckGuardKeys(const PortSpec& spec, const KeysGiven& given) {
   if (given.contains("police_pps_burst") && !given.contains("police_pps")) {
@@ -151,7 +149,7 @@ void AppendGuardKeys(const GuardSpec& g, std::string& out) {
   }
   if (g.bpdu_guard) absl::StrAppend(&out, ",bpdu_guard=1");
   for (size_t i = 0; i < g.ips.size(); ++i) {
-    absl::StrAppend(&out, i == 0 ? ",ip=" : ",", PrefixString(g.ips[i]));
+    absl::StrAppend(&out, i == 0 ? ",ip=" : ",", IpPrefixString(g.ips[i]));
   }
 }
 

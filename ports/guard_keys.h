@@ -1,4 +1,4 @@
-// The guardrail keys every port type has (police_*, storm_*, bpdu_guard=): parsed into
+// The guardrail keys every port type has (police_*, storm_*, bpdu_guard=, ip=): parsed into
 // PortSpec::guards, checked together, and written back for ToString.
 #pragma once
 

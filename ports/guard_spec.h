@@ -26,8 +26,8 @@ struct IpPrefix {
 inline constexpr size_t kMaxPortIps = 16;  // ip= list length, per family
 
 struct GuardSpec {
-  // Ingress policing: frames beyond the rate are dropped before anything else is done with
-  // them. Rates 0: no meter; bursts 0: the default (DefaultPacketBurst / DefaultByteBurst).
+  // Ingress policing: frames beyond the rate are dropped once classified, before any lookup
+  // or copy. Rates 0: no meter; bursts 0: the default (DefaultPacketBurst / DefaultByteBurst).
   uint64_t police_pps = 0;        // police_pps=, frames a second
   uint64_t police_pps_burst = 0;  // police_pps_burst=, frames
   uint64_t police_bps = 0;        // police_bps=, bits a second (of whole frames)

@@ -226,7 +226,8 @@ RestOfLine SplitRestOfLine(absl::string_view& text) {
 }
 
 // Trunk, MAC, VTEP and IP lists have commas of their own (`trunk=10,20,30-40`, `mac=A,B`,
-// `remote=IP,IP`, `ip=A,B/24`): fields without `=` continue the list before them. fields[0] is the name.
+// `remote=IP,IP`, `ip=A,B/24`): fields without `=` continue the list before them.
+// fields[0] is the name.
 std::vector<std::string> SplitFields(absl::string_view text) {
   std::vector<absl::string_view> split = absl::StrSplit(text, ',');
   std::vector<std::string> fields = {std::string(split[0])};

@@ -55,7 +55,8 @@ struct PortSpec {
   // its frames, a stalled one (nothing sent) costs no retry at all. 0: what does not fit
   // at once is dropped.
   uint16_t tx_retries = kDefaultTxRetries;
-  // Guardrails (ports/guard_keys.h): ingress policing, storm control, BPDU guard.
+  // Guardrails (ports/guard_keys.h): ingress policing, storm control, BPDU guard, IP
+  // anti-spoofing.
   GuardSpec guards;
 
   // "vhost-user", "memif", "host", "dpdk" ("" without a driver).

@@ -60,8 +60,7 @@ struct DatapathPort {
   // --idle=interrupt, and the device has receive interrupts).
   bool rx_interrupts = false;
   // Guard work its frames need (kGuardPolice, kGuardStorm, kGuardBpdu, kGuardIp;
-  // port_guards.h):
-  // its meters are PortTable::guards[port].
+  // port_guards.h); its meters are PortTable::guards[port], its bindings PortTable::ips.
   uint8_t guards = 0;
 };
 

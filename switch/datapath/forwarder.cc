@@ -49,13 +49,6 @@ bool IsTagTpid(rte_be16_t ether_type) {
   return vlan;
 }
 
-// The EtherTypes IP anti-spoofing looks into (ip_guard.h), as loaded.
-bool IpChecked(uint16_t ether_type) {
-  return ether_type == kEtherIpv4 || ether_type == kEtherArp || ether_type == kEtherIpv6 ||
-         ether_type == kVlanTpid || ether_type == RTE_BE16(RTE_ETHER_TYPE_QINQ) ||
-         ether_type == RTE_BE16(RTE_ETHER_TYPE_QINQ1);
-}
-
 // A source address no station may use: a group address (802.3) or 00:00:00:00:00:00.
 bool IsBadSource(uint64_t src) { return IsGroupKey(src) || src == 0; }
 
@@ -138,7 +131,7 @@ struct IpVerdict {
   uint16_t ether_type;
   std::memcpy(&ether_type, eth + 12, 2);
   uint32_t l2 = RTE_ETHER_HDR_LEN;
-  if (ether_type == kVlanTpid) {
+  if (ether_type == kEtherVlan) {
     if (len < RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN) return {true, 0};
     std::memcpy(&ether_type, eth + 16, 2);
     l2 += RTE_VLAN_HLEN;
@@ -189,7 +182,7 @@ template <bool kOffloadPort, bool kIpGuard>
   if (kIpGuard) {  // an IPv4 run continues from the source last found bound; other checked
     const auto ether_type = static_cast<uint16_t>(run.tail >> 48);  // EtherTypes go singly
     ipv4 = ether_type == kEtherIpv4;
-    if (ipv4 ? c.ok4 == 0 : IpChecked(ether_type)) return;
+    if (ipv4 ? c.ok4 == 0 : IpGuardReads(ether_type)) return;
   }
   while (i + 4 < n && ContinueFour<kOffloadPort, kIpGuard>(run, pkts + i + 1, c.ok4, ipv4)) {
     // The four after these (near the burst's end, those there are).

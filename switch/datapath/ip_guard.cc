@@ -154,8 +154,7 @@ bool IpAllowed(const IpBindings& bindings, uint16_t ether_type, const uint8_t* l
     case kEtherIpv4: return Ipv4Allowed(bindings, l3, len);
     case kEtherArp: return ArpAllowed(bindings, l3, len);
     case kEtherIpv6: return Ipv6Allowed(bindings, l3, len);
-    case 0x0081: case 0xa888: case 0x0091: return false;  // another tag: cannot be checked
-    default: return true;
+    default: return !IpGuardReads(ether_type);  // another tag: what it carries is unseen
   }
 }
 

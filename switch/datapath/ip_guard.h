@@ -47,8 +47,16 @@ struct IpBindings {
   bool Allows6(const uint8_t* addr) const;
 };
 
-// EtherTypes in network byte order, as a frame's bytes load them.
+// EtherTypes in network byte order, as a frame's bytes load them: the three IpAllowed
+// reads, and the tags (802.1Q, 802.1ad, the old QinQ) it refuses, not seeing past them.
 inline constexpr uint16_t kEtherIpv4 = 0x0008, kEtherArp = 0x0608, kEtherIpv6 = 0xdd86;
+inline constexpr uint16_t kEtherVlan = 0x0081, kEtherQinq = 0xa888, kEtherQinq1 = 0x0091;
+
+// Whether IpAllowed looks at a frame of this EtherType at all (every other one passes).
+inline bool IpGuardReads(uint16_t ether_type) {
+  return ether_type == kEtherIpv4 || ether_type == kEtherArp || ether_type == kEtherIpv6 ||
+         ether_type == kEtherVlan || ether_type == kEtherQinq || ether_type == kEtherQinq1;
+}
 
 // Whether a frame of a bound port keeps to `bindings`: `l3` points at what follows its
 // Ethernet header (and tag), `ether_type` is the EtherType there (network order), `len`

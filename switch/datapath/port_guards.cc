@@ -11,11 +11,6 @@
 namespace hvswitch {
 namespace {
 
-rte_meter_srtcm_profile* Profile(const GuardProfiles& profiles, GuardMeter m) {
-  // rte_meter's checks take the profile by a non-const pointer; they only read it.
-  return const_cast<rte_meter_srtcm_profile*>(&profiles.profile[static_cast<size_t>(m)]);
-}
-
 // A rate and burst of `sharers` workers' meters: each an even share, never 0.
 uint64_t Share(uint64_t total, uint16_t sharers) {
   return std::max<uint64_t>(1, (total + sharers - 1) / sharers);
@@ -89,10 +84,7 @@ void BuildGuards(PortTable& table, const std::vector<const PortSpec*>& specs) {
 uint16_t MeterFrames(const GuardProfiles& profiles, GuardMeters& meters, GuardMeter m,
                      uint16_t n, uint64_t now) {
   rte_meter_srtcm& meter = meters.meter[static_cast<size_t>(m)];
-  if (rte_meter_srtcm_color_blind_check(&meter, Profile(profiles, m), now, n) ==
-      RTE_COLOR_GREEN) {
-    return n;
-  }
+  if (MeterFits(profiles, meters, m, n, now)) return n;
   // That check brought the bucket up to `now` and found fewer than n tokens in it: as many
   // frames pass as it holds (the bucket is rte_meter.h's public struct in DPDK 22.11).
   const auto pass = static_cast<uint16_t>(meter.tc);

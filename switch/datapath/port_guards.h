@@ -90,6 +90,11 @@ absl::Status BuildGuardProfiles(const GuardSpec& spec, uint16_t sharers, uint32_
 void BuildPortGuards(PortTable& table, size_t slot, const PortSpec* spec);
 void BuildGuards(PortTable& table, const std::vector<const PortSpec*>& specs);
 
+// Meter `m`'s profile, as rte_meter takes it: by a non-const pointer, which it only reads.
+inline rte_meter_srtcm_profile* MeterProfile(const GuardProfiles& profiles, GuardMeter m) {
+  return const_cast<rte_meter_srtcm_profile*>(&profiles.profile[static_cast<size_t>(m)]);
+}
+
 // Worker: `meters` made current for `profiles` (configured anew when the profiles changed,
 // starting at the TSC now: a check must be given a TSC read after this call, since
 // rte_meter takes an earlier one for a whole wrap-around of time).
@@ -97,8 +102,7 @@ inline GuardMeters& CurrentMeters(const GuardProfiles& profiles, GuardMeters& me
   if (meters.generation != profiles.generation) [[unlikely]] {
     for (size_t m = 0; m < kGuardMeters; ++m) {
       if ((profiles.meters >> m) & 1) {
-        rte_meter_srtcm_config(&meters.meter[m],
-                               const_cast<rte_meter_srtcm_profile*>(&profiles.profile[m]));
+        rte_meter_srtcm_config(&meters.meter[m], MeterProfile(profiles, GuardMeter(m)));
       }
     }
     meters.generation = profiles.generation;
@@ -114,10 +118,9 @@ uint16_t MeterFrames(const GuardProfiles& profiles, GuardMeters& meters, GuardMe
 // Worker: whether a frame of `len` bytes fits meter `m` at TSC `now` (its tokens taken).
 inline bool MeterFits(const GuardProfiles& profiles, GuardMeters& meters, GuardMeter m,
                       uint32_t len, uint64_t now) {
-  return rte_meter_srtcm_color_blind_check(
-             &meters.meter[static_cast<size_t>(m)],
-             const_cast<rte_meter_srtcm_profile*>(&profiles.profile[static_cast<size_t>(m)]),
-             now, len) == RTE_COLOR_GREEN;
+  return rte_meter_srtcm_color_blind_check(&meters.meter[static_cast<size_t>(m)],
+                                           MeterProfile(profiles, m), now,
+                                           len) == RTE_COLOR_GREEN;
 }
 
 }  // namespace hvswitch

@@ -103,7 +103,7 @@ constexpr const char* kExposition[] = {
       R"x(confused peer); spoofed: a source MAC the port may not use (port security: mac= or )x"
       R"x(lock=1); no_destination: flooded, but no other port is up in the frame's VLAN )x"
       R"x((nobody to hear it); policed: beyond the port's police_pps= / police_bps= (dropped )x"
-      R"x(before anything else is done with them); storm: broadcast, multicast or )x"
+      R"x(before any lookup or copy); storm: broadcast, multicast or )x"
       R"x(unknown-unicast frames beyond the port's storm_broadcast= / storm_multicast= / )x"
       R"x(storm_unknown= rate; reserved: frames to 802.1D's reserved group addresses )x"
       R"x(01:80:C2:00:00:00-0F (STP, LACP, 802.1X, LLDP), which a bridge never forwards; )x"

@@ -55,14 +55,6 @@ std::string VlanListString(const std::vector<uint16_t>& vlans) {
   return out;
 }
 
-bool IsValidName(absl::string_view name) {
-  if (name.empty() || name.size() > 32) return false;
-  for (char c : name) {
-    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.')
-      return false;
-  }
-  return true;
-}
 
 // "vhost-user, memif or dpdk".
 std::string TypeList() {
@@ -294,6 +286,15 @@ absl::Status CheckKeys(const PortSpec& spec, const KeysGiven& given) {
 
 }  // namespace
 
+bool IsValidPortName(absl::string_view name) {
+  if (name.empty() || name.size() > 32) return false;
+  for (char c : name) {
+    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.')
+      return false;
+  }
+  return true;
+}
+
 uint32_t PortSpec::LearnLimit() const {
   return learn_limit.value_or(role() == PortRole::kGuest ? kDefaultGuestLearnLimit : 0);
 }
@@ -328,7 +329,7 @@ absl::StatusOr<PortSpec> ParsePortSpec(absl::string_view text) {
   const std::vector<std::string> fields = SplitFields(text);
   PortSpec spec;
   spec.name = fields[0];
-  if (!IsValidName(spec.name)) {
+  if (!IsValidPortName(spec.name)) {
     return SpecError(spec.name, "name must be 1-32 characters of [A-Za-z0-9_.-]");
   }
   KeysGiven given;

@@ -83,6 +83,8 @@ struct PortSpec {
 // before devargs.
 // Errors name the port and the problem in one line.
 absl::StatusOr<PortSpec> ParsePortSpec(absl::string_view text);
+// 1-32 characters of [A-Za-z0-9_.-]: a port's name (a mirror session's too).
+bool IsValidPortName(absl::string_view name);
 
 inline constexpr uint16_t kMaxQueuesPerPort = 16;
 inline constexpr uint16_t kMinMtu = 68;    // IPv4's minimum

@@ -112,6 +112,7 @@ int RunSwitch(const DaemonOptions& options, const EalPlan& plan) {
   config.fdb_capacity = options.fdb_capacity;
   config.fdb_aging_seconds = options.fdb_aging_seconds;
   config.static_macs = options.static_macs;
+  config.mirrors = options.mirrors;
   config.burst = options.burst;
   config.rx_descriptors = options.rx_descriptors;
   config.tx_descriptors = options.tx_descriptors;

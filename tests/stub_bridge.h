@@ -50,6 +50,16 @@ class StubBridge : public BridgeControl {
       ps.shut = std::find(shut_.begin(), shut_.end(), ps.name) != shut_.end();
       snap.ports.push_back(ps);
     }
+    snap.mirrors.clear();
+    for (const MirrorSpec& m : mirrors_) {
+      MirrorSnapshot ms{m, {}};
+      if (counters_) {
+        for (const MirrorSnapshot& counted : counters_->mirrors) {
+          if (counted.spec.name == m.name) ms.counts = counted.counts;
+        }
+      }
+      snap.mirrors.push_back(ms);
+    }
     return snap;
   }
   std::vector<PortSpec> PortSpecs() const override {
@@ -111,6 +121,25 @@ class StubBridge : public BridgeControl {
     return {};
   }
   CaptureStatus CaptureState() const override { return {capturing_, 0}; }
+  absl::Status AddMirror(const MirrorSpec& spec) override {
+    if (PortIndex(spec.to) < 0) return absl::NotFoundError("no such port");
+    for (const std::string& port : spec.from) {
+      if (PortIndex(port) < 0) return absl::NotFoundError("no such port");
+    }
+    for (const MirrorSpec& m : mirrors_) {
+      if (m.name == spec.name) return absl::AlreadyExistsError("exists");
+    }
+    if (mirrors_.size() == 8) return absl::ResourceExhaustedError("at most 8 mirrors");
+    mirrors_.push_back(spec);
+    return absl::OkStatus();
+  }
+  absl::Status RemoveMirror(absl::string_view name) override {
+    if (std::erase_if(mirrors_, [&](const MirrorSpec& m) { return m.name == name; }) == 0) {
+      return absl::NotFoundError(absl::StrCat("no mirror named '", name, "'"));
+    }
+    return absl::OkStatus();
+  }
+  std::vector<MirrorSpec> MirrorSpecs() const override { return mirrors_; }
   absl::Status EnablePort(absl::string_view name) override {
     if (PortIndex(name) < 0) {
       return absl::NotFoundError(absl::StrCat("no port named '", name, "'"));
@@ -134,6 +163,7 @@ class StubBridge : public BridgeControl {
   std::vector<FdbEntryView> fdb_;
   bool capturing_ = false;
   std::vector<std::string> shut_;
+  std::vector<MirrorSpec> mirrors_;
   std::optional<BridgeSnapshot> counters_;
 };
 

@@ -12,6 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "switch/control/log.h"
 #include "switch/control/rx_hold.h"
 #include "switch/datapath/mac_key.h"
@@ -103,6 +104,9 @@ absl::Status Bridge::Init() {
   };
   tunnel_fdb.remove = [this](uint64_t key) { learner_->Remove(key).IgnoreError(); };
   tunnels_ = std::make_unique<VxlanTunnels>(*quiescence_, std::move(tunnel_fdb));
+  // Copies in flight: an analyser's transmit rings, the workers' buffers for it.
+  mirrors_ = std::make_unique<Mirrors>(
+      datapath_, std::max<uint32_t>(4095, 2u * config_.tx_descriptors * nb_workers));
   // The startup ports are added as hvswitchctl adds ports, before the workers start;
   // tunnels after the rest, whatever the order given: their uplinks must exist.
   for (const bool tunnels : {false, true}) {
@@ -114,6 +118,10 @@ absl::Status Bridge::Init() {
   }
   for (const StaticMacSpec& mac : config_.static_macs) {
     status = AddStaticMac(mac);
+    if (!status.ok()) return status;
+  }
+  for (const MirrorSpec& mirror : config_.mirrors) {
+    status = AddMirror(mirror);
     if (!status.ok()) return status;
   }
   FollowLinks(ControlClock::now());
@@ -197,6 +205,10 @@ absl::Status Bridge::RemovePort(absl::string_view name) {
                                                       "vxlan port '", tunnel,
                                                       "': remove that first"));
   }
+  // An analyser is refused; a mirrored port leaves its sessions with it.
+  const absl::StatusOr<std::vector<std::string>> mirrors = mirrors_->PortRemoved(slot, name);
+  if (!mirrors.ok()) return mirrors.status();
+  for (const std::string& change : *mirrors) Log("%s", change);
   if (capture_->active() && capture_->port() == p) capture_->Stop();
   // From here on no worker polls the port, sends to it or holds a frame for it.
   Publish(NextTable(slot, nullptr, nullptr));
@@ -287,7 +299,14 @@ void Bridge::Reconnect(int slot) {
   slots_->ScheduleReconnect(slot, started, /*first=*/false, now);
 }
 
+std::unique_ptr<PortTable> Bridge::RebuiltTable() const {
+  auto table = std::make_unique<PortTable>(*table_);
+  table->Configure(slots_->SpecSlots());
+  return table;
+}
+
 void Bridge::Publish(std::unique_ptr<PortTable> table) {
+  mirrors_->WriteTo(*table);
   table->Seal();
   std::unique_ptr<PortTable> old = std::move(table_);
   table_ = std::move(table);
@@ -348,6 +367,7 @@ Bridge::~Bridge() {
   for (const PortDriver* driver : PortDrivers()) driver->OnWorkersRunning(nullptr);
   tunnels_.reset();  // its receive callbacks sit on uplinks: before those close
   if (slots_ != nullptr) slots_->CloseAll();  // the devices, before their mbufs' pools go
+  mirrors_.reset();  // its pool, once no device holds a copy
   link_events_.reset();  // after the devices: closing one may still report its link
   workers_.clear();
   learner_.reset();
@@ -491,6 +511,60 @@ absl::Status Bridge::EnablePort(absl::string_view name) {
   return absl::OkStatus();
 }
 
+absl::Status Bridge::AddMirror(const MirrorSpec& spec) {
+  const absl::StatusOr<MirrorSession> session =
+      mirrors_->Check(spec, [this](absl::string_view name) { return slots_->Find(name); });
+  if (!session.ok()) return session.status();
+  const int to = session->to;
+  auto refused = [&](absl::string_view why) {
+    return absl::FailedPreconditionError(absl::StrCat("mirror '", spec.name, "': port '",
+                                                      spec.to, "' ", why));
+  };
+  if (slots_->port(to)->spec().driver == &VxlanDriver()) {
+    return refused("is a VXLAN tunnel: it cannot take a mirror's copies");
+  }
+  if (const std::string tunnel = tunnels_->TunnelOver(to); !tunnel.empty()) {
+    return refused(absl::StrCat("is the uplink of vxlan port '", tunnel,
+                                "': it cannot take a mirror's copies"));
+  }
+  for (const FdbEntryView& e : learner_->Entries()) {
+    if (e.is_static && e.port == to) {
+      return refused(absl::StrCat("has static MACs (", KeyMacString(e.key),
+                                  "): nothing but copies goes to an analyser; remove them "
+                                  "first"));
+    }
+  }
+  absl::Status status = mirrors_->Add(spec, *session, [this](int s) { return MirrorSums(s); });
+  if (!status.ok()) return status;
+  Publish(RebuiltTable());
+  // Its frames are dropped from now on: what it taught the FDB goes.
+  learner_->Flush(to);
+  Log("mirror '%s': %s of %s to port '%s'%s", spec.name,
+      spec.rx && spec.tx ? "frames received and sent" : spec.rx ? "frames received" : "frames sent",
+      absl::StrJoin(spec.from, ", "), spec.to,
+      spec.vlan != 0 ? absl::StrCat(", tagged with VLAN ", spec.vlan) : "");
+  return absl::OkStatus();
+}
+
+absl::Status Bridge::RemoveMirror(absl::string_view name) {
+  absl::Status status = mirrors_->Remove(name);
+  if (!status.ok()) return status;
+  Publish(RebuiltTable());
+  Log("mirror '%s': removed", name);
+  return absl::OkStatus();
+}
+
+MirrorTotals Bridge::MirrorSums(int slot) const {
+  MirrorTotals sums;
+  for (size_t w = 0; w < workers_.size(); ++w) {
+    const auto& c = counters_[w].mirrors[slot];
+    sums.rx += c.rx.Read();
+    sums.tx += c.tx.Read();
+    sums.failed += c.failed.Read();
+  }
+  return sums;
+}
+
 BridgeSnapshot Bridge::Snapshot() const {
   BridgeSnapshot snap;
   snap.tsc_hz = rte_get_tsc_hz();
@@ -525,6 +599,12 @@ BridgeSnapshot Bridge::Snapshot() const {
     snap[s] = learner_->Stat(s);
   }
   snap.vxlan = tunnels_->Snapshot();
+  snap.mirrors = mirrors_->Snapshot([this](int s) { return MirrorSums(s); });
+  for (const MirrorSnapshot& m : snap.mirrors) {
+    for (PortSnapshot& ps : snap.ports) {
+      if (ps.name == m.spec.to) ps.analyser_of.push_back(m.spec.name);
+    }
+  }
   return snap;
 }
 

@@ -22,6 +22,7 @@
 #include "switch/control/learner.h"
 #include "switch/control/link_events.h"
 #include "switch/control/link_log_limit.h"
+#include "switch/control/mirrors.h"
 #include "switch/control/options.h"
 #include "switch/control/packet_capture.h"
 #include "switch/control/port_slots.h"
@@ -39,6 +40,7 @@ uint32_t MonotonicSeconds();
 struct BridgeConfig {
   std::vector<PortSpec> ports;
   std::vector<StaticMacSpec> static_macs;
+  std::vector<MirrorSpec> mirrors;  // added after the ports
   std::vector<unsigned> worker_lcores;  // EAL lcore ids, one worker each
   std::vector<unsigned> worker_cpus;    // the CPU each of those lcores runs on
   uint32_t fdb_capacity = 65536;
@@ -118,6 +120,11 @@ class Bridge : public BridgeControl {
   CaptureStatus CaptureState() const override { return capture_->State(); }
   // Ends a bpdu_guard shut (nothing to do for a port that is not shut).
   absl::Status EnablePort(absl::string_view name) override;
+  // A mirror session: checked against the ports; from then on its analyser takes only
+  // its copies (its learned MACs flushed; a port with static MACs is refused).
+  absl::Status AddMirror(const MirrorSpec& spec) override;
+  absl::Status RemoveMirror(absl::string_view name) override;
+  std::vector<MirrorSpec> MirrorSpecs() const override { return mirrors_->Specs(); }
 
  private:
   explicit Bridge(const BridgeConfig& config) : config_(config) {}
@@ -128,6 +135,11 @@ class Bridge : public BridgeControl {
   // `polled`: its receive queues go to workers.
   std::unique_ptr<PortTable> NextTable(int slot, const PortSpec* spec, const Port* port,
                                        bool polled = true) const;
+  // The current table with every slot's spec applied again (VLANs, MTUs, guards): for a
+  // change of something other than one port (a mirror session).
+  std::unique_ptr<PortTable> RebuiltTable() const;
+  // What the workers counted in mirror session slot `slot`.
+  MirrorTotals MirrorSums(int slot) const;
   // The uplink a vxlan port's spec names, as `table` has it (slot -1: no such port, or a
   // vxlan port itself).
   UplinkView Uplink(const PortSpec& tunnel, const PortTable& table);
@@ -156,6 +168,7 @@ class Bridge : public BridgeControl {
   std::vector<std::unique_ptr<Worker>> workers_;
   std::unique_ptr<Learner> learner_;
   std::unique_ptr<VxlanTunnels> tunnels_;  // after quiescence_: it waits on it
+  std::unique_ptr<Mirrors> mirrors_;
   std::unique_ptr<LinkEvents> link_events_;
   uint64_t known_up_ = 0;  // the ports FollowLinks last saw up
   uint64_t known_shut_ = 0;  // the shut ports FollowShut last saw

@@ -12,6 +12,7 @@
 #include "absl/time/time.h"
 #include "ports/port_spec.h"
 #include "switch/control/bridge_snapshot.h"
+#include "switch/control/mirror_spec.h"
 #include "switch/control/options.h"
 #include "switch/datapath/fdb.h"
 
@@ -64,6 +65,11 @@ class BridgeControl {
 
   // Ends the shut of a port that bpdu_guard shut; NotFound for no such port.
   virtual absl::Status EnablePort(absl::string_view name) = 0;
+
+  // Port mirroring sessions (switch/control/mirrors.h); RemoveMirror: NotFound for none.
+  virtual absl::Status AddMirror(const MirrorSpec& spec) = 0;
+  virtual absl::Status RemoveMirror(absl::string_view name) = 0;
+  virtual std::vector<MirrorSpec> MirrorSpecs() const = 0;
 };
 
 }  // namespace hvswitch

@@ -10,6 +10,7 @@
 #include "ports/port.h"
 #include "switch/datapath/counters.h"
 #include "switch/datapath/idle_backoff.h"
+#include "switch/control/mirror_spec.h"
 #include "switch/control/vxlan_snapshot.h"
 
 namespace hvswitch {
@@ -21,6 +22,8 @@ struct PortSnapshot {
   std::vector<std::string> ip_bindings;  // ip=, as written back: "10.0.0.5", "2001:db8::/64"
   bool up = false;
   bool shut = false;  // bpdu_guard=1 shut it (Datapath::shut_mask)
+  // The mirror sessions whose copies it takes (it takes nothing else); empty: none.
+  std::vector<std::string> analyser_of;
   uint32_t mtu = 0;
   // Counted by the workers, except the device's rx drops (kMissed, kRxError, kNoMbuf).
   PortTotals totals;
@@ -45,12 +48,30 @@ struct CoreSnapshot {
   uint64_t operator[](CoreCounter c) const { return counts[static_cast<size_t>(c)]; }
 };
 
+// A mirror session's counts, summed over the workers (WorkerCounters::mirrors): copies of
+// received and of sent frames handed to its analyser, and frames it could not copy.
+struct MirrorTotals {
+  uint64_t rx = 0, tx = 0, failed = 0;
+  MirrorTotals& operator-=(const MirrorTotals& base) {
+    rx -= base.rx;
+    tx -= base.tx;
+    failed -= base.failed;
+    return *this;
+  }
+};
+
+struct MirrorSnapshot {
+  MirrorSpec spec;
+  MirrorTotals counts;
+};
+
 struct BridgeSnapshot {
   std::vector<PortSnapshot> ports;
   std::vector<CoreSnapshot> cores;  // one per worker
   std::array<uint64_t, kSwitchStats> stats{};  // by SwitchStat: FDB, buffers, capture
   uint64_t tsc_hz = 0;  // for counters in TSC cycles exported as seconds
   VxlanTunnelsSnapshot vxlan;  // the VXLAN tunnels (type=vxlan ports), if any
+  std::vector<MirrorSnapshot> mirrors;  // in slot order
 
   uint64_t& operator[](SwitchStat s) { return stats[static_cast<size_t>(s)]; }
   uint64_t operator[](SwitchStat s) const { return stats[static_cast<size_t>(s)]; }

@@ -244,6 +244,50 @@ json VxlanDel(CommandContext& ctx, const Parsed& p) {
   return Error(absl::StrCat("no VXLAN tunnel of VNI ", vni));
 }
 
+// --- mirror ----------------------------------------------------------------------------
+
+// Each session with what it copied, and what its analyser dropped of it (the analyser
+// takes nothing else, so its transmit drops are the copies it could not send).
+json MirrorShow(CommandContext& ctx, const Parsed&) {
+  const BridgeSnapshot snap = ctx.bridge.Snapshot();
+  json mirrors = json::array();
+  for (const MirrorSnapshot& m : snap.mirrors) {
+    json dropped = json::object();
+    for (const PortSnapshot& port : snap.ports) {
+      if (port.name != m.spec.to) continue;
+      for (size_t r = 0; r < kTxDrops; ++r) {
+        dropped[std::string(kTxDropInfo[r].key)] = port.totals.tx_drops[r];
+      }
+    }
+    json row = {{"name", m.spec.name},
+                {"from", m.spec.from},
+                {"direction", std::string(m.spec.direction())},
+                {"to", m.spec.to},
+                {"spec", m.spec.ToString()},
+                {"rx_copies", m.counts.rx},
+                {"tx_copies", m.counts.tx},
+                {"copy_failures", m.counts.failed},
+                {"analyser_drops", dropped}};
+    if (m.spec.vlan != 0) row["vlan"] = m.spec.vlan;
+    mirrors.push_back(row);
+  }
+  return {{"ok", true}, {"mirrors", mirrors}};
+}
+
+json MirrorAdd(CommandContext& ctx, const Parsed& p) {
+  if (!p.from || !p.to) return Error("mirror add needs --from PORT[,PORT...] and --to PORT");
+  const absl::StatusOr<MirrorSpec> spec =
+      MirrorSpecFromWords(p.args[0], *p.from, *p.to, p.direction, p.vlan);
+  if (!spec.ok()) return Error(spec.status().message());
+  absl::Status status = ctx.bridge.AddMirror(*spec);
+  return status.ok() ? Ok() : Error(status);
+}
+
+json MirrorDel(CommandContext& ctx, const Parsed& p) {
+  absl::Status status = ctx.bridge.RemoveMirror(p.args[0]);
+  return status.ok() ? Ok() : Error(status);
+}
+
 // Per worker core: what ovs-appctl dpif-netdev/pmd-perf-show tells (busy share, cycles
 // per frame, burst sizes).
 json Pmd(CommandContext& ctx, const Parsed&) {
@@ -348,6 +392,7 @@ std::string CurrentConfig(const BridgeControl& bridge, const DaemonOptions& opti
   for (const FdbEntryView& e : bridge.FdbEntries()) {
     if (e.is_static) current.static_macs.push_back({bridge.PortName(e.port), e.key});
   }
+  current.mirrors = bridge.MirrorSpecs();
   return ConfigText(current);
 }
 
@@ -397,6 +442,9 @@ constexpr std::array<Handler, kCommandCount> kHandlers = [] {
   on(CommandId::kVxlanShow, VxlanShow);
   on(CommandId::kVxlanAdd, VxlanAdd);
   on(CommandId::kVxlanDel, VxlanDel);
+  on(CommandId::kMirrorShow, MirrorShow);
+  on(CommandId::kMirrorAdd, MirrorAdd);
+  on(CommandId::kMirrorDel, MirrorDel);
   on(CommandId::kCaptureStart, CaptureStart);
   on(CommandId::kCaptureStatus, CaptureStatusCommand);
   on(CommandId::kCaptureStop, CaptureStop);

@@ -252,6 +252,33 @@ void AddSwitchStats(const BridgeSnapshot& snap, std::vector<MetricFamily>& out) 
   }
 }
 
+// Per mirror session (none without one): the copies it made, and those it could not.
+// What its analyser dropped of them is the analyser's hvswitch_port_transmit_drop_total.
+void AddMirrors(const BridgeSnapshot& snap, std::vector<MetricFamily>& out) {
+  if (snap.mirrors.empty()) return;
+  MetricFamily copies = Family(
+      "hvswitch_mirror_copies_total",
+      "Copies a mirror session made of frames its ports received (direction=rx) and were "
+      "sent (tx), handed to its analyser port (whose transmit counters and drops say what "
+      "became of them: it takes nothing but copies).",
+      MetricType::Counter);
+  MetricFamily failures = Family(
+      "hvswitch_mirror_copy_failures_total",
+      "Frames a mirror session could not copy: the mirror's buffer pool was empty (an "
+      "analyser holding copies, or more mirrored traffic than the pool holds) or a copy "
+      "had no room for the session's tag. The frames themselves were forwarded.",
+      MetricType::Counter);
+  for (const MirrorSnapshot& m : snap.mirrors) {
+    AddSample(copies, {{"mirror", m.spec.name}, {"direction", "rx"}},
+              static_cast<double>(m.counts.rx));
+    AddSample(copies, {{"mirror", m.spec.name}, {"direction", "tx"}},
+              static_cast<double>(m.counts.tx));
+    AddSample(failures, {{"mirror", m.spec.name}}, static_cast<double>(m.counts.failed));
+  }
+  out.push_back(std::move(copies));
+  out.push_back(std::move(failures));
+}
+
 }  // namespace
 
 MetricFamily Family(std::string_view name, std::string_view help, MetricType type) {
@@ -277,6 +304,7 @@ std::vector<MetricFamily> RenderMetrics(const BridgeSnapshot& snap) {
   AddCores(snap, out);
   AddSwitchStats(snap, out);
   AddVxlanMetrics(snap.vxlan, out);
+  AddMirrors(snap, out);
   return out;
 }
 

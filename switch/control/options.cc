@@ -142,6 +142,10 @@ struct Parser {
       absl::StatusOr<PortSpec> spec = ParseVxlanSpec(value);
       if (!spec.ok()) return spec.status();
       options.ports.push_back(*std::move(spec));
+    } else if (key == "mirror") {
+      absl::StatusOr<MirrorSpec> mirror = ParseMirrorSpec(value);
+      if (!mirror.ok()) return mirror.status();
+      options.mirrors.push_back(*std::move(mirror));
     } else if (key == "lcores" || key == "control_cpus") {
       absl::StatusOr<std::vector<unsigned>> cpus = ParseCpuList(value, key);
       if (!cpus.ok()) return cpus.status();
@@ -275,7 +279,13 @@ struct Parser {
 };
 
 absl::Status Validate(const DaemonOptions& options) {
-  absl::flat_hash_set<std::string> names, paths;
+  absl::flat_hash_set<std::string> names, paths, mirrors;
+  for (const MirrorSpec& mirror : options.mirrors) {
+    if (!mirrors.insert(mirror.name).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("mirror '", mirror.name, "': duplicate mirror name"));
+    }
+  }
   for (const PortSpec& spec : options.ports) {
     if (!names.insert(spec.name).second) {
       return absl::InvalidArgumentError(
@@ -370,6 +380,9 @@ std::string ConfigText(const DaemonOptions& options) {
     if (KeyVlan(mac.key) != 0) absl::StrAppend(&out, ",vlan=", KeyVlan(mac.key));
     absl::StrAppend(&out, "\n");
   }
+  for (const MirrorSpec& mirror : options.mirrors) {
+    absl::StrAppend(&out, "mirror=", mirror.ToString(), "\n");
+  }
   if (!options.worker_cpus.empty()) {
     absl::StrAppend(&out, "lcores=", absl::StrJoin(options.worker_cpus, ","), "\n");
   }
@@ -425,6 +438,10 @@ std::string UsageText() {
       tx_retries=N  0-32 (default 8): a burst the port took in part is offered again up
                    to N times, each waiting up to 2 us for it to take frames (a slow
                    guest); 0: no retry
+  --mirror=NAME,from=PORT[,PORT...],to=PORT[,direction=rx|tx|both][,vlan=V]
+                          copies of what the from ports receive and are sent (both by
+                          default) to port `to`, which takes nothing else; vlan=V pushes an
+                          802.1Q tag of V on each copy (repeat for more; at most 8)
   --lcores=LIST           CPUs for poll-mode workers (default: the last CPU)
   --control_cpus=LIST     CPUs for the control thread and DPDK's own threads (vhost
                           events, interrupts, telemetry) (default: those the workers

@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "ports/port_spec.h"
+#include "switch/control/mirror_spec.h"
 #include "switch/datapath/idle_backoff.h"
 #include "switch/protocol/defaults.h"
 
@@ -23,6 +24,7 @@ struct StaticMacSpec {
 struct DaemonOptions {
   std::vector<PortSpec> ports;
   std::vector<StaticMacSpec> static_macs;
+  std::vector<MirrorSpec> mirrors;  // --mirror=, checked against the ports at start
   std::vector<unsigned> worker_cpus;            // empty: one worker on the last CPU
   std::vector<unsigned> control_cpus;           // empty: the CPUs the workers leave free
   std::string metrics_address{kDefaultMetricsAddress};  // empty: no endpoint

@@ -49,6 +49,7 @@ json PortJson(const PortSnapshot& port, bool detail) {
   if (!detail) return j;
   j["spec"] = port.spec;
   if (!port.ip_bindings.empty()) j["ip_bindings"] = port.ip_bindings;
+  if (!port.analyser_of.empty()) j["analyser_of"] = port.analyser_of;
   if (port.quota != 0) {
     j["buffer_quota"] = port.quota;
     j["buffers_in_use"] = port.buffers_in_use;

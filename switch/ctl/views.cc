@@ -171,6 +171,23 @@ void PrintVxlanTable(const json& answer) {
   }
 }
 
+// NAME FROM DIRECTION TO VLAN RX TX FAILED DROPPED: copies made of received and of sent
+// frames, copies that could not be made, and what the analyser dropped of them.
+void PrintMirrorTable(const json& answer) {
+  std::vector<std::vector<std::string>> rows = {
+      {"NAME", "FROM", "DIRECTION", "TO", "VLAN", "RX", "TX", "FAILED", "DROPPED"}};
+  for (const json& m : answer["mirrors"]) {
+    std::vector<std::string> from;
+    for (const json& p : m["from"]) from.push_back(p.get<std::string>());
+    uint64_t dropped = 0;
+    for (const auto& [reason, n] : m["analyser_drops"].items()) dropped += n.get<uint64_t>();
+    rows.push_back({m["name"], absl::StrJoin(from, ","), m["direction"], m["to"],
+                    m.contains("vlan") ? Text(m["vlan"]) : "-", Text(m["rx_copies"]),
+                    Text(m["tx_copies"]), Text(m["copy_failures"]), std::to_string(dropped)});
+  }
+  PrintTable(rows);
+}
+
 }  // namespace
 
 std::string Text(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
@@ -195,6 +212,8 @@ void Render(View view, const json& answer) {
       return PrintPmdTable(answer);
     case View::kVxlanTable:
       return PrintVxlanTable(answer);
+    case View::kMirrorTable:
+      return PrintMirrorTable(answer);
     case View::kConfigText:
       std::fputs(answer["config"].get<std::string>().c_str(), stdout);
       return;

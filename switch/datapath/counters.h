@@ -226,6 +226,7 @@ struct DropInfo {
   X(kReserved, "reserved", kWorker)                                                       \
   X(kShut, "shut", kWorker)                                                               \
   X(kSpoofedIp, "spoofed_ip", kWorker)                                                    \
+  X(kMirrorPort, "mirror_port", kWorker)                                                  \
   X(kMissed, "missed", kDevice)                                                           \
   X(kRxError, "rx_error", kDevice)                                                        \
   X(kNoMbuf, "no_mbuf", kDevice)
@@ -248,7 +249,9 @@ inline constexpr std::string_view kRxDropHelp =
     "reserved: frames to 802.1D's reserved group addresses 01:80:C2:00:00:00-0F (STP, "
     "LACP, 802.1X, LLDP), which a bridge never forwards; shut: frames from a port shut "
     "by bpdu_guard=1 (hvswitchctl port enable ends it); spoofed_ip: IP, ARP or neighbour "
-    "advertisement from an address the port may not use (ip=); missed / rx_error: the device "
+    "advertisement from an address the port may not use (ip=); mirror_port: frames from a "
+    "port that is a mirror's destination (it takes the mirror's copies only); missed / "
+    "rx_error: the device "
     "itself dropped frames before hvswitch saw "
     "them (missed: its receive queue was full, hvswitch polling too slowly; rx_error: "
     "erroneous frames). no_mbuf, quota, missed and rx_error are not in "
@@ -624,6 +627,13 @@ struct WorkerCounters {
   // Frames a capture missed: no buffer for the copy, or its ring full (summed over
   // workers into SwitchStat::kCaptureMissed).
   Counter capture_missed;
+  // Per mirror session slot (PortTable::mirrors): copies of received (rx) and sent (tx)
+  // frames handed to its destination, and frames it could not copy (no buffer in the
+  // mirror pool, or no room for its tag). Summed over workers into MirrorSnapshot.
+  struct MirrorCounters {
+    Counter rx, tx, failed;
+  };
+  std::array<MirrorCounters, kMaxMirrors> mirrors;
   // TSC when the worker blocked (--idle=interrupt), 0 while it runs: a block can last
   // hours, and its time is added to kSleepCycles only when it ends. SleptCycles adds the
   // part so far.

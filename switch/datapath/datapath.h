@@ -59,9 +59,26 @@ struct DatapathPort {
   // Its receive queues can wake a blocked worker (Port::rx_interrupts: configured so for
   // --idle=interrupt, and the device has receive interrupts).
   bool rx_interrupts = false;
-  // Guard work its frames need (kGuardPolice, kGuardStorm, kGuardBpdu, kGuardIp;
-  // port_guards.h); its meters are PortTable::guards[port], its bindings PortTable::ips.
+  // Guard work its frames need (kGuardPolice, kGuardStorm, kGuardBpdu, kGuardIp,
+  // kGuardMirrorPort; port_guards.h); its meters are PortTable::guards[port], its
+  // bindings PortTable::ips.
   uint8_t guards = 0;
+  // Bit s: mirror session s (PortTable::mirrors) copies the frames the port receives /
+  // is sent. Derived by PortTable::Seal.
+  uint8_t mirror_rx = 0, mirror_tx = 0;
+};
+
+// A mirror session (hvswitchctl mirror add), as the control thread sets it in the table:
+// copies of what the `rx` ports receive and what the `tx` ports are sent go to port `to`
+// (the analyser), which takes nothing else. Copies are the frames' bytes as they crossed
+// the mirrored port (a guest's partial checksums stay partial), with an 802.1Q tag of
+// `vlan` pushed in front when it is not 0.
+struct MirrorSession {
+  uint64_t rx = 0, tx = 0;  // 0 and 0: the slot is free
+  uint16_t to = 0;
+  uint16_t vlan = 0;
+  bool active() const { return (rx | tx) != 0; }
+  bool operator==(const MirrorSession&) const = default;
 };
 
 // The source MACs a secured port may use. mac=: the control thread writes the entries,
@@ -170,6 +187,11 @@ struct PortTable {
   std::array<GuardProfiles, kMaxPorts> guards{};
   // Each port's IP bindings (ip=; DatapathPort::guards has kGuardIp where there are some).
   std::array<IpBindings, kMaxPorts> ips{};
+  // Mirror sessions by slot; kept from table to table (Configure leaves them), the ports'
+  // part derived from them by Seal. Bit p of `analysers`: port p is a session's
+  // destination: out of every VLAN (nothing is forwarded to it), its frames dropped.
+  std::array<MirrorSession, kMaxMirrors> mirrors{};
+  uint64_t analysers = 0;
   // The receive queues each worker polls. A queue stays with its worker for as long as
   // its port exists: two workers must never poll one queue.
   std::array<std::vector<RxQueueRef>, kMaxWorkers> rx;
@@ -197,6 +219,8 @@ struct PortTable {
   // Every slot holds a port: specs[p] is port p's.
   void Configure(const std::vector<PortSpec>& specs) { Configure(SpecSlots(specs)); }
   // Once the slots' ports are filled in: the masks derived from them.
+  // After Configure: the mirror sessions' ports too (a session's ports that are gone
+  // from the table are left out).
   void Seal() {
     reclaim_tx = rx_backpressure = link_polled = 0;
     for (size_t p = 0; p < kMaxPorts; ++p) {
@@ -205,6 +229,7 @@ struct PortTable {
       if (ports[p].rx_backpressure) rx_backpressure |= uint64_t{1} << p;
       if (ports[p].link_polled) link_polled |= uint64_t{1} << p;
     }
+    SealMirrors();
     blocks = 0;
     for (size_t w = 0; w < kMaxWorkers; ++w) {
       max_sleep_ns[w] = idle_max_ns;
@@ -214,6 +239,36 @@ struct PortTable {
         interrupts = interrupts && ports[q.port].rx_interrupts;
       }
       if (interrupts && max_sleep_ns[w] != 0) blocks |= uint64_t{1} << w;
+    }
+  }
+  // The ports' part of the mirror sessions: their session bits; an analyser out of every
+  // VLAN (Configure put it back in from its spec), its frames dropped, and never retried
+  // or waited for, so that a slow analyser slows no mirrored port (its drops are its own).
+  void SealMirrors() {
+    analysers = 0;
+    for (size_t p = 0; p < kMaxPorts; ++p) {
+      ports[p].mirror_rx = ports[p].mirror_tx = 0;
+      ports[p].guards &= static_cast<uint8_t>(~kGuardMirrorPort);
+    }
+    for (size_t s = 0; s < kMaxMirrors; ++s) {
+      const MirrorSession& m = mirrors[s];
+      if (!m.active() || !((present >> m.to) & 1)) continue;
+      for (size_t p = 0; p < kMaxPorts; ++p) {
+        if (((m.rx & present) >> p) & 1) ports[p].mirror_rx |= static_cast<uint8_t>(1u << s);
+        if (((m.tx & present) >> p) & 1) ports[p].mirror_tx |= static_cast<uint8_t>(1u << s);
+      }
+      analysers |= uint64_t{1} << m.to;
+    }
+    for (size_t p = 0; p < kMaxPorts; ++p) {
+      if (!((analysers >> p) & 1)) continue;
+      ports[p].guards |= kGuardMirrorPort;
+      ports[p].tx_retries = 0;
+      ports[p].mirror_rx = ports[p].mirror_tx = 0;  // copies of copies: never
+    }
+    if (analysers == 0) return;
+    for (uint16_t v = 0; v < kVlans; ++v) {
+      vlans.members[v] &= ~analysers;
+      vlans.untagged[v] &= ~analysers;
     }
   }
   // What worker w does when quiet, as this table has it.
@@ -255,6 +310,9 @@ struct Datapath {
   std::atomic<uint64_t> capture_tx_mask{0};
   rte_ring* capture_ring = nullptr;
   rte_mempool* capture_pool = nullptr;
+  // Mirror copies come from this pool (made before the first session is, kept after),
+  // so that an analyser that holds them starves no port of buffers.
+  rte_mempool* mirror_pool = nullptr;
 };
 
 }  // namespace hvswitch

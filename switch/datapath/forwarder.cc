@@ -319,12 +319,14 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
   BurstArrays arrays;
   Burst b(in_port, counters_.ports[in_port], arrays);
   FixUp(in_port, pkts, n);                  // port quirks; the capture sees what came in
-  if (table_->ports[in_port].guards & kGuardBpdu) [[unlikely]] {  // a shut port's frames
+  const DatapathPort& dp = table_->ports[in_port];
+  if (dp.guards & (kGuardBpdu | kGuardMirrorPort)) [[unlikely]] {  // frames it may not send
+    if (dp.guards & kGuardMirrorPort) return DropBurst<RxDrop::kMirrorPort>(b.in, pkts, n);
     if ((datapath_.shut_mask.load(std::memory_order_relaxed) >> in_port) & 1) {
-      return DropShut(b.in, pkts, n);
+      DropBurst<RxDrop::kShut>(b.in, pkts, n);
+      return FlushMirrorCopies();
     }
   }
-  const DatapathPort& dp = table_->ports[in_port];
   // VLANs, runs; runts, foreign VLANs (and with ip=, spoofed sources) dropped.
   if (dp.guards & kGuardIp) [[unlikely]] {
     if (dp.rx_offload) {
@@ -337,7 +339,7 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
   } else {
     Classify<false, false>(b, pkts, n);
   }
-  if (b.nb_frames == 0) return;
+  if (b.nb_frames == 0) return FlushMirrorCopies();
   if (dp.guards & kGuardPolice) [[unlikely]] {  // what exceeds goes before any lookup
     const BurstShape shape = Police(
         in_port, b.in, {b.frames, b.runs, b.keys, b.probes},
@@ -349,7 +351,7 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
     b.nb_dst_lookups = shape.nb_dst_lookups;
     b.src_known = shape.src_known;
     b.dst_known = shape.dst_known;
-    if (b.nb_frames == 0) return;
+    if (b.nb_frames == 0) return FlushMirrorCopies();
   }
   LookUp(b);
   ReadSharedState(b);
@@ -368,10 +370,12 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
 }
 
 inline void Forwarder::FixUp(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
-  if (table_->ports[in_port].recount_chains) RecountChains(pkts, n);
+  const DatapathPort& dp = table_->ports[in_port];
+  if (dp.recount_chains) RecountChains(pkts, n);
   if ((datapath_.capture_rx_mask.load(std::memory_order_relaxed) >> in_port) & 1) {
     CaptureReceived(in_port, pkts, n);
   }
+  if (dp.mirror_rx != 0) [[unlikely]] MirrorReceived(dp.mirror_rx, pkts, n);
 }
 
 // Frames are grouped into runs of consecutive frames with the same source, destination
@@ -640,12 +644,13 @@ inline void Forwarder::FlushByPolicy() {
   ForEachBit(full, [&](uint16_t p) { FlushPort(p); });
 }
 
-void Forwarder::DropShut(PortCounters& in, rte_mbuf** pkts, uint16_t n) {
+template <RxDrop kReason>
+void Forwarder::DropBurst(PortCounters& in, rte_mbuf** pkts, uint16_t n) {
   uint64_t bytes = 0;
   for (uint16_t i = 0; i < n; ++i) bytes += pkts[i]->pkt_len;
   in.Add(PortCounter::kRxPackets, n);
   in.Add(PortCounter::kRxBytes, bytes);
-  in.Drop<RxDrop::kShut>(n);
+  in.Drop<kReason>(n);
   rte_pktmbuf_free_bulk(pkts, n);
 }
 

@@ -168,8 +168,10 @@ class Forwarder {
   // Guardrails (port_guards.h), out of line: only ports with guards call them. They take
   // no Burst or Tally (whose address, handed to a real call, would keep their counts in
   // memory for the whole pipeline), and give back what they dropped.
-  // A shut port's burst: counted received, dropped (shut).
-  [[gnu::noinline, gnu::cold]] void DropShut(PortCounters& in, rte_mbuf** pkts, uint16_t n);
+  // A burst dropped whole: counted received, dropped for kReason (shut: a port that
+  // bpdu_guard shut; mirror_port: a mirror's destination).
+  template <RxDrop kReason>
+  [[gnu::noinline, gnu::cold]] void DropBurst(PortCounters& in, rte_mbuf** pkts, uint16_t n);
   // A run about to flood: to a reserved group address, dropped (a BPDU shuts a
   // bpdu_guard=1 port); else its first `pass` frames are what the port's storm meter for
   // their class lets pass, the rest freed.
@@ -254,6 +256,27 @@ class Forwarder {
   // Frees what waits for `ports`, counted as `why`, and ends their parks.
   void DropWaiting(uint64_t ports, TxDrop why);
 
+  // Mirroring (mirror_tap.cc): copies of a mirrored port's frames for its sessions'
+  // analysers (PortTable::mirrors), out of line: only mirrored ports call them.
+  // What the port received, as it came (FixUp, beside the receive capture).
+  [[gnu::noinline]] void MirrorReceived(uint8_t sessions, rte_mbuf* const* pkts, uint16_t n);
+  // FlushPort, before its transmit: copies of the frames it is about to send, one set per
+  // session (into mirror_copies_); after it, the first `sent` go to the analysers, the
+  // rest are freed.
+  [[gnu::noinline]] void CopyForMirrors(uint8_t sessions, rte_mbuf* const* pkts, uint16_t n);
+  [[gnu::noinline]] void MirrorSent(uint8_t sessions, uint16_t sent);
+  // Copies of `pkts` for `session` (its tag pushed) from the mirror pool, in order; stops
+  // at the first frame it cannot copy (the rest counted as failed).
+  uint16_t CopyForMirror(uint16_t slot, rte_mbuf* const* pkts, uint16_t n, rte_mbuf** copies);
+  // Copies to the session's analyser's transmit buffer; one over its MTU is dropped there.
+  void EnqueueMirrored(uint16_t slot, rte_mbuf** copies, uint16_t n);
+  // A burst that ends before its flush (every frame dropped): the copies of its frames
+  // that wait for analysers go now, not a round later.
+  void FlushMirrorCopies() {
+    if ((pending_ & table_->analysers) != 0) [[unlikely]] SendMirrorCopies();
+  }
+  [[gnu::noinline, gnu::cold]] void SendMirrorCopies();
+
   // Capture (capture_tap.cc): copies frames of a captured port into the capture ring
   // (rx: as received; tx: the first `sent` of `copies`, the rest freed).
   void CaptureReceived(uint16_t port, rte_mbuf* const* pkts, uint16_t n);
@@ -329,6 +352,10 @@ class Forwarder {
     uint64_t used = 0;
   };
   std::array<PauseBudget, kMaxPorts> pauses_{};
+  // CopyForMirrors' copies of the frames FlushPort is sending, per session, until
+  // MirrorSent; an analyser is never mirrored, so its FlushPort never reaches them.
+  std::array<std::array<rte_mbuf*, kMaxBurst>, kMaxMirrors> mirror_copies_;
+  std::array<uint16_t, kMaxMirrors> mirror_copied_{};
 };
 
 inline void Forwarder::UnicastRun(uint16_t port, const Run& run, rte_mbuf** frames) {

@@ -47,6 +47,9 @@ inline constexpr uint8_t kGuardPolice = 1;      // police_pps= / police_bps=
 inline constexpr uint8_t kGuardStorm = 2;       // storm_*=
 inline constexpr uint8_t kGuardBpdu = 4;        // bpdu_guard=1
 inline constexpr uint8_t kGuardIp = 8;          // ip=
+// Not a spec key: the port is a mirror session's destination (PortTable::Seal sets it),
+// whose own frames are dropped (mirror_port).
+inline constexpr uint8_t kGuardMirrorPort = 16;
 inline uint8_t GuardBits(const GuardSpec& spec) {
   return static_cast<uint8_t>((spec.policed() ? kGuardPolice : 0) |
                               (spec.storm_controlled() ? kGuardStorm : 0) |

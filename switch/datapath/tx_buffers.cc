@@ -61,6 +61,10 @@ void Forwarder::ReclaimTx() {
 
 void Forwarder::FlushAll() {
   ForEachBit(pending_, [&](uint16_t p) { FlushPort(p); });
+  // Mirror copies of what those flushes sent, queued for their analysers meanwhile.
+  if ((pending_ & table_->analysers) != 0) [[unlikely]] {
+    ForEachBit(pending_ & table_->analysers, [&](uint16_t p) { FlushPort(p); });
+  }
 }
 
 void Forwarder::DropPending(uint64_t ports) { DropWaiting(ports, TxDrop::kLinkDown); }
@@ -114,6 +118,8 @@ void Forwarder::FlushPort(uint16_t port) {
   rte_mbuf* captured[kMaxBurst];
   const uint16_t nb_captured =
       (capture_tx_ >> port) & 1 ? CopyForCapture(port, buffer.pkts, n, captured, false) : 0;
+  const uint8_t mirrored = dp.mirror_tx;
+  if (mirrored != 0) [[unlikely]] CopyForMirrors(mirrored, buffer.pkts, n);
   if (lock != nullptr) rte_spinlock_lock(lock);
   uint16_t sent = rte_eth_tx_burst(dp.eth_port, queue, buffer.pkts, n);
   // Taken in part: the queue is draining, offer the rest again. Taken not at all: the
@@ -132,6 +138,7 @@ void Forwarder::FlushPort(uint16_t port) {
   if (sent < n) bytes -= Refused(port, sent, n);
   out.Add(PortCounter::kTxPackets, sent);
   out.Add(PortCounter::kTxBytes, bytes);
+  if (mirrored != 0) [[unlikely]] MirrorSent(mirrored, sent);
   if (nb_captured != 0) {
     // Only what the port took; copies failed from the end of the burst.
     const uint16_t keep = std::min(nb_captured, sent);

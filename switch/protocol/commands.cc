@@ -37,19 +37,26 @@ bool FitsArity(const Command& c, size_t args) {
 std::optional<Parsed> Fit(const Command& command, const std::vector<std::string>& words,
                           const absl::StatusOr<Words>& split) {
   const std::vector<absl::string_view> names = WordsOf(command.words);
-  Parsed parsed{&command, {}, {}, {}};
+  Parsed parsed;
+  parsed.command = &command;
   if (command.runs_in == RunsIn::kClient) {  // its own options: the rest as it is
     if (!BeginsWith(words, names)) return std::nullopt;
     parsed.args.assign(words.begin() + names.size(), words.end());
   } else {
     if (!split.ok() || !BeginsWith(split->positional, names)) return std::nullopt;
     if ((split->port && !(command.options & kPortOption)) ||
-        (split->vlan && !(command.options & kVlanOption))) {
+        (split->vlan && !(command.options & kVlanOption)) ||
+        (split->from && !(command.options & kFromOption)) ||
+        (split->to && !(command.options & kToOption)) ||
+        (split->direction && !(command.options & kDirectionOption))) {
       return std::nullopt;
     }
     parsed.args.assign(split->positional.begin() + names.size(), split->positional.end());
     parsed.port = split->port;
     parsed.vlan = split->vlan;
+    parsed.from = split->from;
+    parsed.to = split->to;
+    parsed.direction = split->direction;
   }
   if (!FitsArity(command, parsed.args.size())) return std::nullopt;
   return parsed;
@@ -59,13 +66,23 @@ std::optional<Parsed> Fit(const Command& command, const std::vector<std::string>
 
 absl::StatusOr<Words> SplitOptions(const std::vector<std::string>& words) {
   Words out;
+  const std::pair<absl::string_view, std::optional<std::string>*> options[] = {
+      {"--port", &out.port}, {"--vlan", &out.vlan}, {"--from", &out.from}, {"--to", &out.to},
+      {"--direction", &out.direction}};
   for (size_t i = 0; i < words.size(); ++i) {
-    if (i > 0 && (words[i] == "--port" || words[i] == "--vlan")) {
+    std::optional<std::string>* option = nullptr;
+    for (const auto& [name, field] : options) {
+      if (i > 0 && words[i] == name) option = field;
+    }
+    if (option != nullptr) {
       if (i + 1 == words.size()) {
         return absl::InvalidArgumentError(absl::StrCat(words[i], " needs a value"));
       }
-      std::optional<std::string>& option = words[i] == "--port" ? out.port : out.vlan;
-      option = words[++i];
+      if (option->has_value()) {
+        return absl::InvalidArgumentError(absl::StrCat(words[i], " given twice"));
+      }
+      *option = words[i + 1];
+      ++i;
     } else if (i > 0 && absl::StartsWith(words[i], "--")) {
       return absl::InvalidArgumentError(absl::StrCat("unknown option ", words[i]));
     } else {

@@ -25,6 +25,7 @@ enum class CommandId : uint8_t {
   kFdbShow, kFdbFlush, kFdbAdd, kFdbDel,
   kStats, kPmd,
   kVxlanShow, kVxlanAdd, kVxlanDel,
+  kMirrorShow, kMirrorAdd, kMirrorDel,
   kCapture, kCaptureStart, kCaptureStatus, kCaptureStop,
   kConfigShow, kConfigSave,
   kHelp,
@@ -43,6 +44,7 @@ enum class View : uint8_t {
   kStatsTable,   // per port frames, bytes and drops, then the FDB line
   kPmdTable,     // per worker core
   kVxlanTable,   // per tunnel, then its VTEPs; per uplink, decapsulation drops
+  kMirrorTable,  // per mirror session: what it copies, where, frames copied
   kConfigText,   // the configuration file's text
   kSaved,        // saved PATH
   kCaptureState, // a capture is running / no capture is running
@@ -57,7 +59,10 @@ enum class RunsIn : uint8_t {
 };
 
 // The `--name VALUE` options a daemon command takes, anywhere after its first word.
-enum Option : uint8_t { kNoOption = 0, kPortOption = 1, kVlanOption = 2 };
+enum Option : uint8_t {
+  kNoOption = 0, kPortOption = 1, kVlanOption = 2,
+  kFromOption = 4, kToOption = 8, kDirectionOption = 16,  // mirror add
+};
 
 inline constexpr uint16_t kAnyNumber = std::numeric_limits<uint16_t>::max();
 
@@ -123,6 +128,17 @@ inline constexpr Command kCommands[] = {
     {CommandId::kVxlanDel, "vxlan del", "VNI",
      "remove the VXLAN tunnel of that VNI (its port)",
      1, 1, kNoOption, true, View::kNothing, RunsIn::kDaemon},
+    {CommandId::kMirrorShow, "mirror show", "",
+     "mirror sessions: the ports mirrored and how, the analyser, frames copied",
+     0, 0, kNoOption, false, View::kMirrorTable, RunsIn::kDaemon},
+    {CommandId::kMirrorAdd, "mirror add",
+     "NAME --from PORT[,PORT...] --to PORT [--direction rx|tx|both] [--vlan V]",
+     "copy what ports receive and are sent to an analyser port, which takes nothing else",
+     1, 1, kFromOption | kToOption | kDirectionOption | kVlanOption, true, View::kNothing,
+     RunsIn::kDaemon},
+    {CommandId::kMirrorDel, "mirror del", "NAME",
+     "remove a mirror session (its analyser becomes an ordinary port again)",
+     1, 1, kNoOption, true, View::kNothing, RunsIn::kDaemon},
     {CommandId::kCapture, "capture",
      "PORT [--count N] [--direction rx|tx|both] -w FILE [--timeout S]",
      "write a port's frames into a pcapng file (opened by hvswitchctl, with your rights)",
@@ -167,18 +183,19 @@ constexpr bool ParsedBy(const Command& command, Parser parser) {
          command.runs_in == (parser == Parser::kDaemon ? RunsIn::kWire : RunsIn::kClient);
 }
 
-// The words of a request: `--port P` and `--vlan V` taken out (anywhere after the first
-// word), the rest in order. Errors: "--port needs a value", "unknown option --x".
+// The words of a request: the options (`--port P`, `--vlan V`, `--from P,...`, `--to P`,
+// `--direction D`) taken out (anywhere after the first word), the rest in order. Errors:
+// "--port needs a value", "--port given twice", "unknown option --x".
 struct Words {
   std::vector<std::string> positional;
-  std::optional<std::string> port, vlan;
+  std::optional<std::string> port, vlan, from, to, direction;
 };
 absl::StatusOr<Words> SplitOptions(const std::vector<std::string>& words);
 
 struct Parsed {
   const Command* command = nullptr;
   std::vector<std::string> args;  // the positional words after command->words
-  std::optional<std::string> port, vlan;
+  std::optional<std::string> port, vlan, from, to, direction;
 };
 
 // The row `words` name: the longest `words` that fit with their number of arguments and

@@ -65,6 +65,10 @@ class ForwarderTest : public ::testing::Test {
     pool_ = rte_pktmbuf_pool_create((name_ + "pool").c_str(), 16383, 0, 0,
                                     RTE_MBUF_DEFAULT_BUF_SIZE, 0);
     ASSERT_NE(pool_, nullptr);
+    mirror_pool_ = rte_pktmbuf_pool_create((name_ + "mirror").c_str(), 1023, 0, 0,
+                                           RTE_MBUF_DEFAULT_BUF_SIZE, 0);
+    ASSERT_NE(mirror_pool_, nullptr);
+    datapath_.mirror_pool = mirror_pool_;
     fdb_ = *Fdb::Create(name_ + "fdb", 1 << 16);
     learn_ = *LearnQueue::Create(name_ + "learn", 4096);
     datapath_.fdb = fdb_.get();
@@ -84,7 +88,9 @@ class ForwarderTest : public ::testing::Test {
     learn_.reset();
     fdb_.reset();
     EXPECT_EQ(rte_mempool_in_use_count(pool_), 0u) << "mbufs leaked";
+    EXPECT_EQ(rte_mempool_in_use_count(mirror_pool_), 0u) << "mirror copies leaked";
     rte_mempool_free(pool_);
+    rte_mempool_free(mirror_pool_);
   }
 
   // Port configuration as the bridge would publish it, over the FDB and learn queue the
@@ -93,6 +99,8 @@ class ForwarderTest : public ::testing::Test {
   void Configure(std::vector<PortSpec> specs, ForwarderOptions options = {}) {
     specs_ = std::move(specs);
     table_.Configure(specs_);
+    table_.mirrors = {};
+    table_.Seal();
     BuildGuards(table_, SpecSlots(specs_));
     datapath_.shut_mask.store(0);
     datapath_.table.store(&table_);
@@ -101,6 +109,14 @@ class ForwarderTest : public ::testing::Test {
     learner_ = std::make_unique<Learner>(*fdb_, datapath_, std::vector<LearnQueue*>{learn_.get()});
     for (uint16_t p = 0; p < kPorts; ++p) learner_->AddPort(p, specs_[p]);
     forwarder_ = std::make_unique<Forwarder>(datapath_, options, counters_, *learn_);
+  }
+
+  // Mirror session `slot` as the bridge would publish it (PortTable::Seal derives the
+  // ports' part: session bits, the analyser out of every VLAN and never retried).
+  void SetMirror(size_t slot, const MirrorSession& session) {
+    table_.Configure(specs_);
+    table_.mirrors[slot] = session;
+    table_.Seal();
   }
 
   // The meters' buckets never refill from now on (a period far longer than any test): a
@@ -124,13 +140,18 @@ class ForwarderTest : public ::testing::Test {
                                                 const std::vector<TestFrame>* sent = nullptr) {
     std::vector<std::vector<model::Copy>> out(nb_frames);
     for (uint16_t p = 0; p < kPorts; ++p) {
+      // A mirror session pushing its tag onto copies for p: a copy of a frame tagged where
+      // it was seen has that tag after the pushed one, as payload.
+      bool pushes = false;
+      for (const MirrorSession& m : table_.mirrors) pushes |= m.active() && m.to == p && m.vlan;
       for (rte_mbuf* m : ports_[p]->TakeSent()) {
         TestFrame f = ParseFrame(m);
         EXPECT_LT(f.seq, nb_frames);
         if (f.seq < nb_frames) {
           out[f.seq].push_back({p, f.tag});
           if (sent != nullptr) {
-            EXPECT_EQ(f.payload, (*sent)[f.seq].payload) << "frame " << f.seq;
+            const uint32_t pushed = pushes && f.inner_tag >= 0 ? 4 : 0;
+            EXPECT_EQ(f.payload, (*sent)[f.seq].payload + pushed) << "frame " << f.seq;
             EXPECT_EQ(f.src, (*sent)[f.seq].src);
           }
         }
@@ -166,6 +187,7 @@ class ForwarderTest : public ::testing::Test {
 
   std::string name_;
   rte_mempool* pool_ = nullptr;
+  rte_mempool* mirror_pool_ = nullptr;
   std::unique_ptr<Fdb> fdb_;
   std::unique_ptr<LearnQueue> learn_;
   PortTable table_;

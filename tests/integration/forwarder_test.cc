@@ -905,6 +905,7 @@ std::string Explain(const model::BridgeModel& model, const TestFrame& f, uint16_
 }
 
 // Random bursts with VLAN configurations, MTUs, learn limits, port security (mac=, lock=1),
+// a mirror session (rx and tx of some ports, with or without a pushed tag),
 // guardrails (policing by frames or bytes, storm control of one class, BPDU guard; meters
 // frozen: buckets of their burst), frames to reserved addresses, static entries, ports going up and down (and flushed), ageing; frames untagged, tagged,
 // priority-tagged and double-tagged, from good, group and all-zero sources: every frame
@@ -963,10 +964,33 @@ TEST_F(ForwarderTest, MatchesReferenceModelOnRandomBursts) {
     counters_.~WorkerCounters();
     new (&counters_) WorkerCounters();
     Configure(specs);
+    // Half the configurations mirror some ports' received and sent frames to another.
+    model::MirrorConfig mirror;
+    if (rng() % 2 == 0) {
+      MirrorSession session;
+      mirror.to = 1 + static_cast<int>(rng() % 3);  // port 0 has a static MAC
+      session.to = static_cast<uint16_t>(mirror.to);
+      for (uint16_t p = 0; p < kPorts; ++p) {
+        if (p == mirror.to) continue;
+        if (rng() % 2) {
+          mirror.rx.insert(p);
+          session.rx |= uint64_t{1} << p;
+        }
+        if (rng() % 2) {
+          mirror.tx.insert(p);
+          session.tx |= uint64_t{1} << p;
+        }
+      }
+      mirror.vlan = rng() % 2 ? 0 : 6;
+      session.vlan = static_cast<uint16_t>(mirror.vlan);
+      if (session.active()) SetMirror(0, session);
+      if (!session.active()) mirror = {};
+    }
     FreezeMeters();
     std::vector<model::PortConfig> configs;
     for (const PortSpec& s : specs) configs.push_back(ModelConfig(s));
     model::BridgeModel model(configs);
+    model.SetMirror(mirror);
     // One static MAC in VLAN 0 (or the first VLAN its port carries).
     model::PortConfig& c0 = configs[0];
     uint16_t static_vlan = c0.Carries(0) ? 0 : c0.access ? c0.access : *c0.trunk.begin();
@@ -1027,7 +1051,12 @@ TEST_F(ForwarderTest, MatchesReferenceModelOnRandomBursts) {
       std::vector<std::vector<model::Copy>> got = RunBurst(in, frames, now);
       for (size_t i = 0; i < frames.size(); ++i) {
         const model::Result& e = expected[i];
-        ASSERT_EQ(got[i], e.copies) << "config " << config << " round " << round << " frame " << i
+        // The analyser's copies, in whatever order they left, among the frame's copies.
+        std::vector<model::Copy> want = e.copies;
+        want.insert(want.end(), e.mirrored.begin(), e.mirrored.end());
+        std::sort(want.begin(), want.end());
+        std::sort(got[i].begin(), got[i].end());
+        ASSERT_EQ(got[i], want) << "config " << config << " round " << round << " frame " << i
                                     << ": in " << in << " " << specs[in].ToString() << " src "
                                     << std::hex << frames[i].src << " dst " << frames[i].dst
                                     << std::dec << " tag " << frames[i].tag << " inner "
@@ -1049,8 +1078,10 @@ TEST_F(ForwarderTest, MatchesReferenceModelOnRandomBursts) {
           case model::Outcome::kStorm: ++rx_drops[in][RxDrop::kStorm]; break;
           case model::Outcome::kReserved: ++rx_drops[in][RxDrop::kReserved]; break;
           case model::Outcome::kShut: ++rx_drops[in][RxDrop::kShut]; break;
+          case model::Outcome::kMirrorPort: ++rx_drops[in][RxDrop::kMirrorPort]; break;
         }
         for (const model::Copy& c : e.copies) ++tx[c.port];
+        for (const model::Copy& c : e.mirrored) ++tx[c.port];
         for (uint16_t p : e.mtu_drops) ++tx_drops[p][TxDrop::kMtu];
         for (uint16_t p : e.vlan_drops) ++tx_drops[p][TxDrop::kVlan];
         for (uint16_t p : e.link_down) ++tx_drops[p][TxDrop::kLinkDown];

@@ -58,8 +58,19 @@
 //     next burst on, until it is enabled again: its frames are dropped (reason shut) and
 //     learn nothing, and it is no destination (left out of floods, link_down for unicast).
 //   - Here meters never refill (the tests freeze them): a meter is a bucket of its burst.
+//   Mirroring (one session here)
+//   - The analyser carries no VLAN: nothing is forwarded to it, and its own frames are
+//     dropped before anything else (reason mirror_port); it is never mirrored itself.
+//   - A frame received on an rx-mirrored port is copied to the analyser as it came (before
+//     any check: dropped frames too); a frame sent to a tx-mirrored port is copied as it
+//     was sent there (its tag as sent). With the session's VLAN, the copy gets a tag of it
+//     pushed in front of its own.
+//   - A copy whose payload after its Ethernet header and leading tags (two at most) exceeds
+//     the analyser's MTU is dropped there (reason mtu); none is made while the analyser is
+//     down (each counted link_down there).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <map>
@@ -119,7 +130,13 @@ struct Frame {
 
 enum class Outcome {
   kForwarded, kHairpin, kMalformed, kVlan, kSpoofed, kNoDestination,
-  kPoliced, kStorm, kReserved, kShut
+  kPoliced, kStorm, kReserved, kShut, kMirrorPort
+};
+
+struct MirrorConfig {
+  std::set<uint16_t> rx, tx;  // ports whose received / sent frames are copied
+  int to = -1;                // the analyser; -1: no session
+  int vlan = 0;               // pushed on each copy; 0: none
 };
 
 struct Copy {
@@ -135,6 +152,9 @@ inline void PrintTo(const Copy& c, std::ostream* os) {
 struct Result {
   Outcome outcome = Outcome::kForwarded;
   std::vector<Copy> copies;         // ascending by port
+  // Mirror copies at the analyser, outermost tag as it gets them (copies of the frame as
+  // received first, then of its copies to the tx-mirrored ports, in port order).
+  std::vector<Copy> mirrored;
   std::vector<uint16_t> mtu_drops;  // ports that dropped their copy for its size
   std::vector<uint16_t> vlan_drops;  // ports that would have removed its tag of two
   std::vector<uint16_t> link_down;   // a unicast destination that is down
@@ -152,6 +172,8 @@ class BridgeModel {
   explicit BridgeModel(std::vector<PortConfig> ports) : ports_(std::move(ports)) {}
   explicit BridgeModel(uint16_t nb_ports) : ports_(nb_ports) {}
 
+  void SetMirror(MirrorConfig mirror) { mirror_ = std::move(mirror); }
+
   // One burst from port `in` at time `now`: every frame is decided first, then the
   // burst's sources are learned.
   std::vector<Result> ForwardBurst(uint16_t in, const std::vector<Frame>& frames,
@@ -161,12 +183,15 @@ class BridgeModel {
     bool bpdu = false;
     for (const Frame& f : frames) {
       Result r;
-      if (shut) {
+      if (mirror_.to == in) {
+        r.outcome = Outcome::kMirrorPort;
+      } else if (shut) {
         r.outcome = Outcome::kShut;
       } else {
         r = Decide(in, f, up_mask & ~ShutMask());
         bpdu = bpdu || (r.outcome == Outcome::kReserved && f.dst == kStp);
       }
+      Mirror(in, f, r, up_mask & ~ShutMask());
       results.push_back(r);
     }
     if (bpdu && ports_[in].bpdu_guard) shut_.insert(in);
@@ -174,7 +199,7 @@ class BridgeModel {
     for (size_t i = 0; i < frames.size(); ++i) {
       const Outcome o = results[i].outcome;
       // Dropped before classification: they neither end a run nor teach.
-      if (o == Outcome::kVlan || o == Outcome::kShut) continue;
+      if (o == Outcome::kVlan || o == Outcome::kShut || o == Outcome::kMirrorPort) continue;
       const bool asks = last == nullptr || !SameRun(in, *last, frames[i]);
       last = &frames[i];
       if (o == Outcome::kMalformed || o == Outcome::kSpoofed || o == Outcome::kPoliced) {
@@ -275,7 +300,9 @@ class BridgeModel {
         return r;
       }
       for (uint16_t p = 0; p < ports_.size(); ++p) {
-        if (p != in && ((up_mask >> p) & 1) && ports_[p].Carries(vlan)) targets.push_back(p);
+        if (p != in && ((up_mask >> p) & 1) && ports_[p].Carries(vlan) && !IsAnalyser(p)) {
+          targets.push_back(p);
+        }
       }
       if (targets.empty()) {
         r.outcome = Outcome::kNoDestination;
@@ -310,6 +337,33 @@ class BridgeModel {
     used += n;
     return true;
   }
+
+  // The session's copies of frame `f` received on `in` with result `r`: appended to
+  // r.mirrored, or to r.mtu_drops / r.link_down at the analyser.
+  void Mirror(uint16_t in, const Frame& f, Result& r, uint64_t up_mask) const {
+    if (mirror_.to < 0) return;
+    const auto to = static_cast<uint16_t>(mirror_.to);
+    // `tag`, `inner`: the frame's tags where it was seen (-1: none).
+    auto copy = [&](int tag, bool inner) {
+      if (!((up_mask >> to) & 1)) {
+        r.link_down.push_back(to);
+        return;
+      }
+      const int pushed = mirror_.vlan != 0 ? 1 : 0;
+      const int tags = pushed + (tag >= 0 ? 1 + (inner ? 1 : 0) : 0);
+      const uint64_t len = 14 + 4 * (pushed + (tag >= 0 ? 1 : 0)) + f.payload;
+      if (len - 14 - 4 * std::min(tags, 2) > ports_[to].mtu) {
+        r.mtu_drops.push_back(to);
+        return;
+      }
+      r.mirrored.push_back({to, pushed ? mirror_.vlan : tag});
+    };
+    if (mirror_.rx.count(in) && in != to) copy(f.tag, f.inner_tag);
+    for (const Copy& c : r.copies) {
+      if (mirror_.tx.count(c.port) && c.port != to) copy(c.tag, f.inner_tag);
+    }
+  }
+  bool IsAnalyser(uint16_t p) const { return mirror_.to == p; }
 
   bool SameRun(uint16_t in, const Frame& a, const Frame& b) const {
     return a.src == b.src && a.dst == b.dst && (a.tag >= 0) == (b.tag >= 0) &&
@@ -350,6 +404,7 @@ class BridgeModel {
   std::map<uint16_t, std::array<uint64_t, 3>> storm_;
   std::set<uint16_t> shut_;
   uint64_t locked_refused_ = 0;
+  MirrorConfig mirror_;
 };
 
 }  // namespace hvswitch::model

@@ -68,7 +68,7 @@ TEST(CommandTableTest, RowsWithTheSameWordsNeverFitTheSameArguments) {
   }
 }
 
-TEST(CommandTableTest, ConfigChangingCommandsArePortAndStaticMacChanges) {
+TEST(CommandTableTest, ConfigChangingCommandsArePortStaticMacAndMirrorChanges) {
   std::set<CommandId> changing;
   for (const Command& c : kCommands) {
     if (c.changes_config) changing.insert(c.id);
@@ -76,7 +76,8 @@ TEST(CommandTableTest, ConfigChangingCommandsArePortAndStaticMacChanges) {
   EXPECT_EQ(changing, (std::set<CommandId>{CommandId::kPortAdd, CommandId::kPortAddSpec,
                                            CommandId::kPortDel, CommandId::kFdbAdd,
                                            CommandId::kFdbDel, CommandId::kVxlanAdd,
-                                           CommandId::kVxlanDel}));
+                                           CommandId::kVxlanDel, CommandId::kMirrorAdd,
+                                           CommandId::kMirrorDel}));
 }
 
 // Words for `c` as its synopsis writes them: the shortest form (no optional parts) or the
@@ -90,6 +91,10 @@ std::vector<std::string> Example(const Command& c, bool longest) {
     if (in_note) {
       in_note = token.back() != ')';
       continue;
+    }
+    // A list inside a word (PORT[,PORT...]): its first item.
+    if (const size_t at = token.find('['); at != std::string::npos && at > 0) {
+      token.erase(at);
     }
     while (!token.empty() && token.front() == '[') {
       ++depth;
@@ -133,6 +138,11 @@ TEST(ParseCommandTest, EverySynopsisParsesToItsOwnRow) {
       EXPECT_EQ(parsed->vlan.has_value(), longest && absl::StrContains(c.synopsis, "--vlan"));
       EXPECT_TRUE(!absl::StrContains(c.synopsis, "--port") || (c.options & kPortOption));
       EXPECT_TRUE(!absl::StrContains(c.synopsis, "--vlan") || (c.options & kVlanOption));
+      // Options the synopsis requires are there in the shortest form too.
+      EXPECT_EQ(parsed->from.has_value(), absl::StrContains(c.synopsis, "--from"));
+      EXPECT_EQ(parsed->to.has_value(), absl::StrContains(c.synopsis, "--to"));
+      EXPECT_EQ(parsed->direction.has_value(),
+                longest && absl::StrContains(c.synopsis, "[--direction"));
       EXPECT_GE(parsed->args.size(), c.min_args);
       EXPECT_LE(parsed->args.size(), c.max_args);
     }
@@ -146,6 +156,28 @@ TEST(ParseCommandTest, OptionsGoAnywhereAfterTheFirstWord) {
   EXPECT_EQ(parsed->command->id, CommandId::kFdbAdd);
   EXPECT_EQ(parsed->args, (std::vector<std::string>{"vm", "02:00:00:00:00:09"}));
   EXPECT_EQ(parsed->vlan, "7");
+}
+
+TEST(ParseCommandTest, MirrorAddTakesItsOptionsAnywhere) {
+  absl::StatusOr<Parsed> p = ParseCommand(
+      Split("mirror --to an add m1 --vlan 5 --from a,b --direction tx"), Parser::kDaemon);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->command->id, CommandId::kMirrorAdd);
+  EXPECT_EQ(p->args, (std::vector<std::string>{"m1"}));
+  EXPECT_EQ(p->from, "a,b");
+  EXPECT_EQ(p->to, "an");
+  EXPECT_EQ(p->direction, "tx");
+  EXPECT_EQ(p->vlan, "5");
+  // An option given twice would lose one of its values: refused.
+  EXPECT_EQ(ParseCommand(Split("mirror add m1 --from a --from b --to c"), Parser::kDaemon)
+                .status()
+                .message(),
+            "--from given twice");
+  // Mirror options belong to mirror add only.
+  EXPECT_EQ(ParseCommand(Split("fdb show --from a"), Parser::kDaemon).status().message(),
+            GroupUsage("fdb"));
+  EXPECT_EQ(ParseCommand(Split("mirror del m1 --to c"), Parser::kDaemon).status().message(),
+            GroupUsage("mirror"));
 }
 
 TEST(ParseCommandTest, PortAddTakesOneSpecOrWords) {

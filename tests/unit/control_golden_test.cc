@@ -68,6 +68,9 @@ BridgeSnapshot Counters() {
   snap[SwitchStat::kMbufs] = 3009;
   snap[SwitchStat::kMbufsInUse] = 3010;
   snap[SwitchStat::kCaptureMissed] = 3011;
+  MirrorSpec mirror;
+  mirror.name = "m1";  // its counts; the stub takes the spec from what was added
+  snap.mirrors = {{mirror, {4001, 4002, 4003}}};
   return snap;
 }
 
@@ -139,7 +142,7 @@ TEST_F(ControlGoldenTest, PortCommands) {
        R"j({"count":9,"le_ns":50000},{"count":1,"gt_ns":10000000}],"p50_ns":1500,)j"
        R"j("p90_ns":1993,"p99_ns":49800,"samples":106,"sum_ns":100000},)j"
        R"j("rx_bytes":1001,)j"
-       R"j("rx_drops":{"bad_offload":1015,"hairpin":1014,"malformed":1012,"missed":1022,)j"
+       R"j("rx_drops":{"bad_offload":1015,"hairpin":1014,"malformed":1012,"mirror_port":1801,"missed":1022,)j"
        R"j("no_destination":1017,"no_mbuf":1030,"policed":1018,"reserved":1020,"rx_error":1023,)j"
        R"j("shut":1021,"spoofed":1016,"spoofed_ip":1800,"storm":1019,"vlan":1013},)j"
        R"j("rx_packets":1000,"rx_pause_cycles":1703,"rx_pauses":1702,"shut":false,)j"
@@ -155,7 +158,7 @@ TEST_F(ControlGoldenTest, PortCommands) {
        R"j("residence":{"buckets":[{"count":10,"le_ns":1000},{"count":85,"le_ns":2000},)j"
        R"j({"count":9,"le_ns":50000},{"count":1,"gt_ns":10000000}],"p50_ns":1500,)j"
        R"j("p90_ns":1994,"p99_ns":49833,"samples":105,"sum_ns":200000},)j"
-       R"j("rx_bytes":2001,"rx_drops":{"bad_offload":2015,"hairpin":2014,"malformed":2012,)j"
+       R"j("rx_bytes":2001,"rx_drops":{"bad_offload":2015,"hairpin":2014,"malformed":2012,"mirror_port":2801,)j"
        R"j("missed":2022,"no_destination":2017,"no_mbuf":2030,"policed":2018,"reserved":2020,)j"
        R"j("rx_error":2023,"shut":2021,"spoofed":2016,"spoofed_ip":2800,"storm":2019,)j"
        R"j("vlan":2013},"rx_packets":2000,"rx_pause_cycles":2703,"rx_pauses":2702,"shut":false,)j"
@@ -289,7 +292,7 @@ TEST_F(ControlGoldenTest, StatsAndPmd) {
        R"j("residence":{"buckets":[{"count":10,"le_ns":1000},{"count":86,"le_ns":2000},)j"
        R"j({"count":9,"le_ns":50000},{"count":1,"gt_ns":10000000}],"p50_ns":1500,)j"
        R"j("p90_ns":1993,"p99_ns":49800,"samples":106,"sum_ns":100000},)j"
-       R"j("rx_bytes":1001,"rx_drops":{"bad_offload":1015,"hairpin":1014,"malformed":1012,)j"
+       R"j("rx_bytes":1001,"rx_drops":{"bad_offload":1015,"hairpin":1014,"malformed":1012,"mirror_port":1801,)j"
        R"j("missed":1022,"no_destination":1017,"no_mbuf":1030,"policed":1018,"reserved":1020,)j"
        R"j("rx_error":1023,"shut":1021,"spoofed":1016,"spoofed_ip":1800,"storm":1019,)j"
        R"j("vlan":1013},"rx_packets":1000,"rx_pause_cycles":1703,"rx_pauses":1702,"shut":false,)j"
@@ -305,7 +308,7 @@ TEST_F(ControlGoldenTest, StatsAndPmd) {
        R"j({"count":9,"le_ns":50000},{"count":1,"gt_ns":10000000}],"p50_ns":1500,)j"
        R"j("p90_ns":1994,"p99_ns":49833,"samples":105,"sum_ns":200000},)j"
        R"j("rx_bytes":2001,)j"
-       R"j("rx_drops":{"bad_offload":2015,"hairpin":2014,"malformed":2012,"missed":2022,)j"
+       R"j("rx_drops":{"bad_offload":2015,"hairpin":2014,"malformed":2012,"mirror_port":2801,"missed":2022,)j"
        R"j("no_destination":2017,"no_mbuf":2030,"policed":2018,"reserved":2020,"rx_error":2023,)j"
        R"j("shut":2021,"spoofed":2016,"spoofed_ip":2800,"storm":2019,"vlan":2013},)j"
        R"j("rx_packets":2000,"rx_pause_cycles":2703,"rx_pauses":2702,"shut":false,)j"
@@ -324,7 +327,7 @@ TEST_F(ControlGoldenTest, StatsAndPmd) {
        R"j({"count":9,"le_ns":50000},{"count":1,"gt_ns":10000000}],"p50_ns":1500,)j"
        R"j("p90_ns":1994,"p99_ns":49833,"samples":105,"sum_ns":200000},)j"
        R"j("rx_bytes":2001,)j"
-       R"j("rx_drops":{"bad_offload":2015,"hairpin":2014,"malformed":2012,"missed":2022,)j"
+       R"j("rx_drops":{"bad_offload":2015,"hairpin":2014,"malformed":2012,"mirror_port":2801,"missed":2022,)j"
        R"j("no_destination":2017,"no_mbuf":2030,"policed":2018,"reserved":2020,"rx_error":2023,)j"
        R"j("shut":2021,"spoofed":2016,"spoofed_ip":2800,"storm":2019,"vlan":2013},)j"
        R"j("rx_packets":2000,"rx_pause_cycles":2703,"rx_pauses":2702,"shut":false,)j"
@@ -415,6 +418,48 @@ TEST_F(ControlGoldenTest, ConfigCommands) {
   });
 }
 
+// mirror add/show/del, the configuration with a mirror, and their errors.
+TEST_F(ControlGoldenTest, MirrorCommands) {
+  ExpectAnswers({
+      {"mirror show",
+       R"j({"mirrors":[],"ok":true})j"},
+      {"mirror add m1 --from vm --to mem --vlan 9",
+       R"j({"ok":true})j"},
+      {"mirror show",
+       R"j({"mirrors":[{"analyser_drops":{"link_down":2025,"mtu":2026,"no_mbuf":2027,"offload)j"
+       R"j(_refused":2028,"queue_full":2024,"vlan":2029},"copy_failures":4003,"direction":"bo)j"
+       R"j(th","from":["vm"],"name":"m1","rx_copies":4001,"spec":"m1,from=vm,to=mem,vlan=9",)j"
+       R"j("to":"mem","tx_copies":4002,"vlan":9}],"ok":true})j"},
+      {"config show",
+       R"j({"config":"# hvswitch configuration (hvswitchctl config save)\nport=vm,)j"
+       R"j(type=vhost-user,path=$DIR/vm.sock\nport=mem,type=memif,path=$DIR/mem.sock,)j"
+       R"j(quota=512\nfdb_static=mem,02:00:00:00:00:aa\nmirror=m1,from=vm,to=mem,vlan=9\nmetri)j"
+       R"j(cs_address=127.0.0.1:9417\nruntime_dir=$DIR\nctl_socket=$DIR/hvswitch.ctl\n","ok":t)j"
+       R"j(rue})j"},
+      {"mirror add m2 --from vm,mem --to vm --direction rx",
+       R"j({"error":"mirror 'm2': port 'vm' cannot be mirrored to itself","ok":false})j"},
+      {"mirror add m2 --from vm --to mem --direction sideways",
+       R"j({"error":"mirror 'm2': direction must be rx, tx or both, not 'sideways'","ok":false})j"},
+      {"mirror add m2 --from vm --to mem --vlan 4095",
+       R"j({"error":"mirror 'm2': vlan must be 1-4094, not '4095'","ok":false})j"},
+      {"mirror add m2 --from vm,,mem --to mem",
+       R"j({"error":"mirror 'm2': '' is not a port name","ok":false})j"},
+      {"mirror add m2 --from vm",
+       R"j({"error":"mirror add needs --from PORT[,PORT...] and --to PORT","ok":false})j"},
+      {"mirror add m/2 --from vm --to mem",
+       R"j({"error":"mirror 'm/2': name must be 1-32 characters of [A-Za-z0-9_.-]","ok":false})j"},
+      {"mirror add",
+       R"j({"error":"mirror: show | add NAME --from PORT[,PORT...] --to PORT [--direction rx|t)j"
+       R"j(x|both] [--vlan V] | del NAME","ok":false})j"},
+      {"mirror del m9",
+       R"j({"error":"no mirror named 'm9'","ok":false})j"},
+      {"mirror del m1",
+       R"j({"ok":true})j"},
+      {"mirror show",
+       R"j({"mirrors":[],"ok":true})j"},
+  });
+}
+
 // Requests that are no command.
 TEST_F(ControlGoldenTest, OtherRequests) {
   ExpectAnswers({
@@ -425,7 +470,9 @@ TEST_F(ControlGoldenTest, OtherRequests) {
        R"j(E KEY=VALUE... | port add SPEC | port del NAME | port enable NAME | fdb show [--port)j"
        R"j( P] [--vlan V] | fdb flush [--port P] | fdb add PORT MAC [--vlan V] | fdb del MAC [-)j"
        R"j(-vlan V] | stats [PORT] | pmd | vxlan show | vxlan add VNI,vlan=N,uplink=PORT,local=)j"
-       R"j(IP[,remote=IP...] | vxlan del VNI | capture PORT [--count N] [--direction rx|tx|both)j"
+       R"j(IP[,remote=IP...] | vxlan del VNI | mirror show | mirror add NAME --from PORT[,PORT)j"
+       R"j(...] --to PORT [--direction rx|tx|both] [--vlan V] | mirror del NAME | capture PORT )j"
+       R"j([--count N] [--direction rx|tx|both)j"
        R"j(] -w FILE [--timeout S] | capture status | capture stop | config show | config save )j"
        R"j([FILE] | help [COMMAND]","ok":false})j"},
       {"   ",

@@ -109,7 +109,9 @@ constexpr const char* kExposition[] = {
       R"x(01:80:C2:00:00:00-0F (STP, LACP, 802.1X, LLDP), which a bridge never forwards; )x"
       R"x(shut: frames from a port shut by bpdu_guard=1 (hvswitchctl port enable ends it); )x"
       R"x(spoofed_ip: IP, ARP or neighbour advertisement from an address the port may not )x"
-      R"x(use (ip=); missed / rx_error: the device itself dropped frames before hvswitch saw them )x"
+      R"x(use (ip=); mirror_port: frames from a port that is a mirror's destination (it takes )x"
+      R"x(the mirror's copies only); missed / rx_error: the device itself dropped frames )x"
+      R"x(before hvswitch saw them )x"
       R"x((missed: its receive queue was full, hvswitch polling too slowly; rx_error: )x"
       R"x(erroneous frames). no_mbuf, quota, missed and rx_error are not in )x"
       R"x(receive_packets_total; every other frame received is forwarded or counted here.)x",
@@ -127,6 +129,7 @@ constexpr const char* kExposition[] = {
     R"x(hvswitch_port_receive_drop_total{port="vm1",reason="storm"} 119)x",
     R"x(hvswitch_port_receive_drop_total{port="vm1",reason="reserved"} 120)x",
     R"x(hvswitch_port_receive_drop_total{port="vm1",reason="shut"} 121)x",
+    R"x(hvswitch_port_receive_drop_total{port="vm1",reason="mirror_port"} 901)x",
     R"x(hvswitch_port_receive_drop_total{port="vm1",reason="missed"} 122)x",
     R"x(hvswitch_port_receive_drop_total{port="vm1",reason="rx_error"} 123)x",
     R"x(hvswitch_port_receive_drop_total{port="mem1",reason="no_mbuf"} 0)x",
@@ -142,6 +145,7 @@ constexpr const char* kExposition[] = {
     R"x(hvswitch_port_receive_drop_total{port="mem1",reason="storm"} 151)x",
     R"x(hvswitch_port_receive_drop_total{port="mem1",reason="reserved"} 152)x",
     R"x(hvswitch_port_receive_drop_total{port="mem1",reason="shut"} 153)x",
+    R"x(hvswitch_port_receive_drop_total{port="mem1",reason="mirror_port"} 933)x",
     R"x(hvswitch_port_receive_drop_total{port="mem1",reason="missed"} 154)x",
     R"x(hvswitch_port_receive_drop_total{port="mem1",reason="rx_error"} 155)x",
     R"x(# HELP hvswitch_port_transmit_drop_total Frames for the port that were not sent, by )x"

@@ -60,6 +60,7 @@ TEST(OptionsTest, ConfigTextReadsBackAsTheSameOptions) {
        "--port=t,type=memif,path=/t,trunk=10,20-22,native=5,lock=1",
        "--port=n,type=dpdk,queues=2,devargs=net_tap0,iface=x",
        "--fdb_static=a,02:00:00:00:00:09,vlan=3", "--lcores=1,3",
+       "--mirror=m1,from=a,t,to=n,direction=rx,vlan=7", "--mirror=m2,from=t,to=a",
        "--metrics_address=none", "--eal=--no-huge -m 512", "--runtime_dir=/tmp/r",
        "--ctl_group=kvm", "--save_config=/var/lib/h.conf", "--fdb_capacity=1024", "--fdb_aging=0", "--burst=64",
        "--rx_descriptors=512", "--tx_descriptors=2048", "--mbufs=9000", "--tx_flush_us=50"});
@@ -76,6 +77,9 @@ TEST(OptionsTest, ConfigTextReadsBackAsTheSameOptions) {
   ASSERT_EQ(back->static_macs.size(), 1u);
   EXPECT_EQ(back->static_macs[0].port, "a");
   EXPECT_EQ(back->static_macs[0].key, o->static_macs[0].key);
+  EXPECT_EQ(back->mirrors, o->mirrors);
+  ASSERT_EQ(back->mirrors.size(), 2u);
+  EXPECT_EQ(back->mirrors[0].from, (std::vector<std::string>{"a", "t"}));
   EXPECT_EQ(back->worker_cpus, o->worker_cpus);
   EXPECT_EQ(back->metrics_address, "");
   EXPECT_EQ(back->eal_args, o->eal_args);
@@ -225,6 +229,46 @@ TEST(OptionsTest, StaticMacsAndTunables) {
   EXPECT_THAT(Parse({"--burst=257"}).status().message(), HasSubstr("--burst must be"));
   EXPECT_THAT(Parse({"--rx_descriptors=10"}).status().message(), HasSubstr("from 64 to 8192"));
   EXPECT_THAT(Parse({"--tx_flush_us=5000"}).status().message(), HasSubstr("from 0 to 1000"));
+}
+
+TEST(OptionsTest, MirrorSpecs) {
+  absl::StatusOr<MirrorSpec> m = ParseMirrorSpec("span,from=vm1,vm2,to=tap,vlan=100");
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->name, "span");
+  EXPECT_EQ(m->from, (std::vector<std::string>{"vm1", "vm2"}));
+  EXPECT_EQ(m->to, "tap");
+  EXPECT_TRUE(m->rx && m->tx);
+  EXPECT_EQ(m->vlan, 100);
+  EXPECT_EQ(m->ToString(), "span,from=vm1,vm2,to=tap,vlan=100");
+  // Keys in any order; a bare word continues from= only.
+  m = ParseMirrorSpec("s,to=x,direction=tx,from=a");
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_FALSE(m->rx);
+  EXPECT_EQ(m->ToString(), "s,from=a,to=x,direction=tx");
+  EXPECT_EQ(ParseMirrorSpec(m->ToString())->ToString(), m->ToString());
+  struct Bad {
+    const char* text;
+    const char* error;
+  };
+  for (const Bad& bad : std::vector<Bad>{
+           {"s,from=a", "mirror 's': needs the port the copies go to (to)"},
+           {"s,to=b", "mirror 's': needs the ports to mirror (from)"},
+           {"s,to=b,from=a,a", "mirror 's': port 'a' given twice"},
+           {"s,from=a,to=a", "mirror 's': port 'a' cannot be mirrored to itself"},
+           {"s,from=a,to=b,b", "mirror 's': 'b' is not KEY=VALUE"},
+           {"s,from=a,to=b,to=c", "mirror 's': key 'to' given twice"},
+           {"s,from=a,to=b,vlan=0", "mirror 's': vlan must be 1-4094, not '0'"},
+           {"s,from=a,to=b,direction=in", "mirror 's': direction must be rx, tx or both, not 'in'"},
+           {"s,from=a,to=b,select=all", "mirror 's': unknown key 'select' (from, to, direction, vlan)"},
+           {"s,from=a b,to=c", "mirror 's': 'a b' is not a port name"},
+           {",from=a,to=b", "mirror '': name must be 1-32 characters of [A-Za-z0-9_.-]"},
+       }) {
+    EXPECT_EQ(ParseMirrorSpec(bad.text).status().message(), bad.error) << bad.text;
+  }
+  EXPECT_EQ(Parse({"--mirror=s,from=a,to=b", "--mirror=s,from=c,to=b"}).status().message(),
+            "mirror 's': duplicate mirror name");
+  // Checked against the ports when the bridge adds it, not here.
+  EXPECT_TRUE(Parse({"--mirror=s,from=nosuch,to=b"}).ok());
 }
 
 TEST(OptionsTest, IdleModeAndLongestSleep) {

@@ -18,7 +18,7 @@ inline constexpr PortCounter kLaterCounters[] = {PortCounter::kTxRetries,
                                                  PortCounter::kCpuCycles};
 
 // Receive drop reasons added after the outputs were pinned: 800 above the port's first.
-inline constexpr RxDrop kLaterRxDrops[] = {RxDrop::kSpoofedIp};
+inline constexpr RxDrop kLaterRxDrops[] = {RxDrop::kSpoofedIp, RxDrop::kMirrorPort};
 
 // Histograms added after the outputs were pinned: a few non-empty buckets (the overflow
 // among them) and a sum, from the port's first value.

@@ -13,6 +13,8 @@
 #             vxlan: frames on an uplink through VXLAN decapsulation and back out of the
 #               tunnels
 #             ip_guard: IP anti-spoofing's IPv4, ARP, IPv6 and ICMPv6 parsing (ip=)
+#             snoop: the control thread's snooping parsers (IGMP/MLD, DHCP, ARP and
+#               neighbour discovery address claims) on whole frames
 #     RUNS: inputs to try (default 1000000)
 #   deploy/fuzz.sh 300000                 the offload target, 300,000 inputs
 # CI runs each target for a bounded count through `meson test` (suite fuzz); a long run by
@@ -37,7 +39,9 @@ case "$target" in
   control) flags+=(-max_len=4096); leaks=1 ;;
   vxlan) flags+=(-max_len=8192) ;;
   ip_guard) flags+=(-max_len=2048) ;;
-  *) echo "fuzz.sh: unknown target '$target' (offload, options, forwarder, control, vxlan, ip_guard)" >&2
+  snoop) flags+=(-max_len=2048); leaks=1 ;;
+  *) echo "fuzz.sh: unknown target '$target'" \
+          "(offload, options, forwarder, control, vxlan, ip_guard, snoop)" >&2
      exit 2 ;;
 esac
 if [ ! -f build-fuzz/build.ninja ]; then
@@ -55,8 +59,8 @@ corpus=build-fuzz/corpus-$target
 seeds=build-fuzz/seeds-$target
 mkdir -p "$corpus" "$seeds"
 python3 tests/fuzz/make_seeds.py "$target" "$seeds"
-# ASan's leak checker would see the EAL's memory, held until exit, as leaks (the options
-# and control targets run no EAL and are checked); mbuf leaks are caught by the targets
+# ASan's leak checker would see the EAL's memory, held until exit, as leaks (the options,
+# control and snoop targets run no EAL and are checked); mbuf leaks are caught by the targets
 # themselves (the pools' in-use counts). UBSan stops at its first report, so that libFuzzer keeps the input.
 # A finding exits 1: libFuzzer's default, 77, is what meson counts as a skipped test.
 ASAN_OPTIONS=detect_leaks=$leaks:abort_on_error=1 \

@@ -2,10 +2,12 @@
 
 #include <cstring>
 
+#include "switch/datapath/ipv6_upper.h"
+
 namespace hvswitch {
 namespace {
 
-constexpr uint8_t kProtoUdp = 17, kProtoIcmpv6 = 58;
+constexpr uint8_t kProtoUdp = 17;
 constexpr uint8_t kNeighbourSolicitation = 135, kNeighbourAdvertisement = 136;
 constexpr uint8_t kMldv2Report = 143, kMldv1Report = 131;
 
@@ -67,44 +69,14 @@ bool ArpAllowed(const IpBindings& bindings, const uint8_t* arp, uint32_t len) {
   return sender == 0 || bindings.Allows4(sender);
 }
 
-// What the walk of an IPv6 packet's extension headers found.
-enum class Upper : uint8_t {
-  kIcmpv6,      // an ICMPv6 message: its bytes from *icmp on
-  kOther,       // another upper layer, or a fragment (neighbour discovery is never one:
-                // RFC 6980, receivers drop fragmented ND)
-  kUnreadable,  // a chain longer than kMaxExtensionHeaders, or past the bytes available
-};
-// Past this many extension headers a packet is not read on (a receiver may read on:
-// eight destination options headers would hide an advertisement from a shorter walk).
-constexpr int kMaxExtensionHeaders = 8;
-
-// Past hop-by-hop, routing and destination options headers to the upper layer.
-Upper FindIcmpv6(const uint8_t* ip, uint32_t len, const uint8_t** icmp, uint32_t* icmp_len) {
-  uint8_t next = ip[6];
-  uint32_t at = 40;
-  for (int headers = 0; headers <= kMaxExtensionHeaders; ++headers) {
-    if (next == kProtoIcmpv6) {
-      if (len < at + 4) return Upper::kUnreadable;
-      *icmp = ip + at;
-      *icmp_len = len - at;
-      return Upper::kIcmpv6;
-    }
-    if (next != 0 && next != 43 && next != 60) return Upper::kOther;
-    if (len < at + 8) return Upper::kUnreadable;
-    next = ip[at];
-    at += (ip[at + 1] + 1u) * 8;
-  }
-  return Upper::kUnreadable;
-}
-
 bool Ipv6Allowed(const IpBindings& bindings, const uint8_t* ip, uint32_t len) {
   if (len < 40) return false;
   const uint8_t* src = ip + 8;
   const uint8_t* icmp = nullptr;
   uint32_t icmp_len = 0;
-  const Upper upper = FindIcmpv6(ip, len, &icmp, &icmp_len);
-  if (upper == Upper::kUnreadable) return false;  // what it carries cannot be checked
-  const bool has_icmp = upper == Upper::kIcmpv6;
+  const Ipv6Upper upper = FindIcmpv6(ip, len, &icmp, &icmp_len);
+  if (upper == Ipv6Upper::kUnreadable) return false;  // what it carries cannot be checked
+  const bool has_icmp = upper == Ipv6Upper::kIcmpv6;
   if (IsZero16(src)) {
     // Duplicate address detection and MLD reports are sent before an address is had.
     return has_icmp && (icmp[0] == kNeighbourSolicitation || icmp[0] == kMldv2Report ||

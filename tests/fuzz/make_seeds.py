@@ -7,8 +7,13 @@ that matter:  make_seeds.py TARGET DIR
   forwarder: port set-ups (VLANs, MTUs, limits, port security, offloads) with bursts of
            unicast, broadcast, tagged and offload frames (layout: tests/fuzz/forwarder_fuzz.cc);
   ip_guard: bindings and the L3 part of IPv4, DHCP, ARP, IPv6, ND and MLD frames
-           (layout: tests/fuzz/ip_guard_fuzz.cc)."""
+           (layout: tests/fuzz/ip_guard_fuzz.cc);
+  snoop: a mode byte and a whole frame (tests/fuzz/snoop_fuzz.cc): the IGMP, MLD, DHCP,
+           ARP and neighbour discovery frames captured from Linux and BusyBox
+           (tests/snoop_captures.h), each also behind an 802.1Q tag, and IGMP of every
+           version and record type."""
 import os
+import re
 import struct
 import sys
 
@@ -203,7 +208,43 @@ def ip_guard_seeds(out):
             f.write(data)
 
 
+# snoop_fuzz: [mode (bit 0: fix the checksums)] a whole Ethernet frame.
+def captures():
+    path = os.path.join(os.path.dirname(__file__), "..", "snoop_captures.h")
+    with open(path) as f:
+        text = f.read()
+    found = re.findall(r'const char (k\w+)\[\] =\s*((?:"[0-9a-f]*"\s*)+);', text)
+    return {name: bytes.fromhex("".join(re.findall(r'"([0-9a-f]*)"', hex_lines)))
+            for name, hex_lines in found}
+
+
+# Checksums left zero: the seeds' mode byte has the target make them right.
+def igmp_frame(message):
+    ip = struct.pack("!BBHHHBBH", 0x46, 0xc0, 24 + len(message), 0, 0x4000, 1, 2, 0) + \
+        bytes([10, 0, 0, 5, 224, 0, 0, 22]) + bytes([0x94, 4, 0, 0])
+    return bytes.fromhex("01005e000016" "02000000000a" "0800") + ip + message
+
+
+def snoop_seeds(out):
+    seeds = captures()
+    for name, frame in list(seeds.items()):
+        seeds[name + "_tagged"] = frame[:12] + bytes([0x81, 0, 0, 100]) + frame[12:]
+    group = bytes([239, 1, 2, 3])
+    records = b"".join(struct.pack("!BBH", kind, 1, 1) + bytes([239, 0, 0, kind]) +
+                       bytes([10, 0, 0, 7]) + bytes(4) for kind in range(1, 8))
+    seeds.update({
+        "igmpv1_report": igmp_frame(bytes([0x12, 0, 0, 0]) + group),
+        "igmpv1_query": igmp_frame(bytes([0x11, 0, 0, 0, 0, 0, 0, 0])),
+        "igmpv3_records": igmp_frame(struct.pack("!BBHHH", 0x22, 0, 0, 0, 7) + records),
+        "igmpv3_query": igmp_frame(bytes([0x11, 100, 0, 0]) + group + bytes([2, 125, 0, 1]) +
+                                   bytes([10, 0, 0, 7])),
+    })
+    for name, data in seeds.items():
+        with open(os.path.join(out, name), "wb") as f:
+            f.write(b"\1" + data)
+
+
 if __name__ == "__main__":
     {"offload": offload_seeds, "options": options_seeds, "forwarder": forwarder_seeds,
      "control": control_seeds, "vxlan": vxlan_seeds,
-     "ip_guard": ip_guard_seeds}[sys.argv[1]](sys.argv[2])
+     "ip_guard": ip_guard_seeds, "snoop": snoop_seeds}[sys.argv[1]](sys.argv[2])

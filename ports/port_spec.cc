@@ -151,11 +151,15 @@ absl::Status ApplyLock(absl::string_view value, PortSpec& spec) {
   return ParseSpecFlag(spec, "lock", value, spec.lock_mac);
 }
 
+absl::Status ApplyMrouter(absl::string_view value, PortSpec& spec) {
+  return ParseSpecFlag(spec, "mrouter", value, spec.mrouter);
+}
+
 constexpr SpecKey kSharedKeys[] = {
     {"type", ApplyType},   {"vlan", ApplyVlan}, {"native", ApplyNative},
     {"trunk", ApplyTrunk}, {"mtu", ApplyMtu},   {"learn_limit", ApplyLearnLimit},
     {"mac", ApplyMacs},    {"quota", ApplyQuota}, {"lock", ApplyLock},
-    {"tx_retries", ApplyTxRetries},
+    {"tx_retries", ApplyTxRetries}, {"mrouter", ApplyMrouter},
 };
 
 const SpecKey* FindKey(std::span<const SpecKey> keys, absl::string_view name) {
@@ -318,6 +322,7 @@ std::string PortSpec::ToString() const {
   if (lock_mac) absl::StrAppend(&out, ",lock=1");
   if (quota != 0) absl::StrAppend(&out, ",quota=", quota);
   if (tx_retries != kDefaultTxRetries) absl::StrAppend(&out, ",tx_retries=", tx_retries);
+  if (mrouter) absl::StrAppend(&out, ",mrouter=1");
   AppendGuardKeys(guards, out);
   return out + tail;
 }

@@ -58,6 +58,10 @@ struct PortSpec {
   // Guardrails (ports/guard_keys.h): ingress policing, storm control, BPDU guard, IP
   // anti-spoofing.
   GuardSpec guards;
+  // mrouter=1: a multicast router is behind the port (IGMP/MLD snooping sends every
+  // snooped group's frames and the membership reports there, as to a port where a
+  // querier was seen).
+  bool mrouter = false;
 
   // "vhost-user", "memif", "host", "dpdk" ("" without a driver).
   absl::string_view type_name() const { return driver != nullptr ? driver->type() : ""; }
@@ -77,7 +81,7 @@ struct PortSpec {
 // `NAME,type=dpdk[,queues=N],devargs=DEVARGS`
 // (everything after `devargs=` verbatim), each with the common keys
 // `[,vlan=N | ,trunk=LIST[,native=N]][,mtu=N][,learn_limit=N][,mac=MAC[,MAC...] | ,lock=1]`
-// `[,quota=N][,tx_retries=N]`
+// `[,quota=N][,tx_retries=N][,mrouter=1]`
 // `[,police_pps=N[,police_pps_burst=N]][,police_bps=N[,police_bps_burst=N]]`
 // `[,storm_broadcast=N][,storm_multicast=N][,storm_unknown=N][,bpdu_guard=1]`
 // before devargs.

@@ -113,6 +113,8 @@ int RunSwitch(const DaemonOptions& options, const EalPlan& plan) {
   config.fdb_aging_seconds = options.fdb_aging_seconds;
   config.static_macs = options.static_macs;
   config.mirrors = options.mirrors;
+  config.mcast_snooping = options.mcast_snooping;
+  config.mcast_aging = options.mcast_aging;
   config.burst = options.burst;
   config.rx_descriptors = options.rx_descriptors;
   config.tx_descriptors = options.tx_descriptors;

@@ -104,6 +104,15 @@ absl::Status Bridge::Init() {
   };
   tunnel_fdb.remove = [this](uint64_t key) { learner_->Remove(key).IgnoreError(); };
   tunnels_ = std::make_unique<VxlanTunnels>(*quiescence_, std::move(tunnel_fdb));
+  absl::StatusOr<std::unique_ptr<SnoopQueue>> snoop = SnoopQueue::Create("hvs_snoop");
+  if (!snoop.ok()) return snoop.status();
+  snoop_ = *std::move(snoop);
+  snoop_->set_wakeup_fd(config_.wakeup_fd);
+  datapath_.snoop = snoop_.get();
+  if (config_.mcast_snooping) {
+    mcast_ = std::make_unique<McastSnooping>(config_.mcast_aging);
+    PublishMcast();  // an empty table: every group floods until it is joined
+  }
   // Copies in flight: an analyser's transmit rings, the workers' buffers for it.
   mirrors_ = std::make_unique<Mirrors>(
       datapath_, std::max<uint32_t>(4095, 2u * config_.tx_descriptors * nb_workers));
@@ -187,6 +196,7 @@ absl::Status Bridge::AddPort(const PortSpec& spec) {
   }
   learner_->AddPort(static_cast<uint16_t>(slot), spec);
   Publish(std::move(table));
+  UpdateStaticRouters();
   Log("port '%s' (%s %s): ready, ethdev %d, mac %s", spec.name, spec.type_name(),
       spec.Traits().endpoint, dp.eth_port, port.mac());
   if (port.reconnect().enabled) {
@@ -214,6 +224,7 @@ absl::Status Bridge::RemovePort(absl::string_view name) {
   Publish(NextTable(slot, nullptr, nullptr));
   tunnels_->Detach(slot);  // nor does its uplink's demux hand it frames
   learner_->RemovePort(p);
+  if (mcast_ != nullptr && mcast_->PortGone(p)) PublishMcast();
   link_events_->Map(slots_->port(slot)->eth_port(), -1);
   for (std::atomic<uint64_t>* mask :
        {&datapath_.up_mask, &datapath_.csum_capable_mask, &datapath_.tso4_capable_mask,
@@ -228,6 +239,7 @@ absl::Status Bridge::RemovePort(absl::string_view name) {
     Log("port '%s': link flapped: %d more link lines not logged", port_name, held);
   }
   slots_->Close(slot);
+  UpdateStaticRouters();  // its slot is empty now
   Log("port '%s': removed", port_name);
   return absl::OkStatus();
 }
@@ -320,6 +332,11 @@ absl::Status Bridge::AddStaticMac(const StaticMacSpec& mac) {
     return absl::InvalidArgumentError(absl::StrCat("static MAC ", KeyMacString(mac.key),
                                                    ": no port named '", mac.port, "'"));
   }
+  if (mirrors_->IsAnalyser(p)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "static MAC ", KeyMacString(mac.key), ": port '", mac.port,
+        "' takes a mirror's copies and nothing else"));
+  }
   uint16_t vlan = KeyVlan(mac.key);
   if (!((table_->vlans.members[vlan] >> p) & 1)) {
     return absl::InvalidArgumentError(absl::StrCat("static MAC ", KeyMacString(mac.key),
@@ -368,6 +385,8 @@ Bridge::~Bridge() {
   tunnels_.reset();  // its receive callbacks sit on uplinks: before those close
   if (slots_ != nullptr) slots_->CloseAll();  // the devices, before their mbufs' pools go
   mirrors_.reset();  // its pool, once no device holds a copy
+  datapath_.snoop = nullptr;
+  snoop_.reset();
   link_events_.reset();  // after the devices: closing one may still report its link
   workers_.clear();
   learner_.reset();
@@ -404,6 +423,9 @@ ControlClock::time_point Bridge::Poll() {
   }
   if (due.pools) slots_->FreeReturnedPools();
   if (datapath_.shut_mask.load(std::memory_order_relaxed) != known_shut_) FollowShut();
+  if (DrainSnooped(seconds)) next = now;  // more wait: look again at once
+  // Memberships age by the second.
+  if (mcast_ != nullptr) next = std::min(next, now + std::chrono::seconds(1));
   tunnels_->Poll(now);
   return std::min(next, timers_.Next(now, (watched_ & ~known_up_) != 0));
 }
@@ -469,12 +491,16 @@ void Bridge::FollowLinks(ControlClock::time_point now) {
   if ((mask & ~old_mask) != 0) quiescence_->WakeBlocked();
   // A port that went down forgets its MACs (and its lock) at once; reconnecting memif
   // clients, which may take a while, comes after.
+  bool mcast_changed = false;
   for (uint64_t changed = mask ^ old_mask; changed != 0; changed &= changed - 1) {
     const int p = __builtin_ctzll(changed);
     const bool up = (mask >> p) & 1;
     if (!up) learner_->PortDown(static_cast<uint16_t>(p));
+    // A guest that went is no listener any more (nor a router).
+    if (!up && mcast_ != nullptr) mcast_changed |= mcast_->PortGone(static_cast<uint16_t>(p));
     LogLinkChange(p, up, now);
   }
+  if (mcast_changed) PublishMcast();
   for (int p = 0; p < kMaxPorts; ++p) {
     const Port* port = slots_->port(p);
     if (port == nullptr || !port->reconnect().enabled) continue;
@@ -600,6 +626,7 @@ BridgeSnapshot Bridge::Snapshot() const {
   }
   snap.vxlan = tunnels_->Snapshot();
   snap.mirrors = mirrors_->Snapshot([this](int s) { return MirrorSums(s); });
+  if (mcast_ != nullptr) snap.mcast = mcast_->Snapshot(now());
   for (const MirrorSnapshot& m : snap.mirrors) {
     for (PortSnapshot& ps : snap.ports) {
       if (ps.name == m.spec.to) ps.analyser_of.push_back(m.spec.name);

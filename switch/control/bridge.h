@@ -22,6 +22,7 @@
 #include "switch/control/learner.h"
 #include "switch/control/link_events.h"
 #include "switch/control/link_log_limit.h"
+#include "switch/control/mcast_snooping.h"
 #include "switch/control/mirrors.h"
 #include "switch/control/options.h"
 #include "switch/control/packet_capture.h"
@@ -30,6 +31,7 @@
 #include "switch/datapath/datapath.h"
 #include "switch/datapath/fdb.h"
 #include "switch/datapath/learn_queue.h"
+#include "switch/datapath/snoop_queue.h"
 #include "switch/datapath/worker.h"
 #include "switch/datapath/worker_quiescence.h"
 
@@ -65,6 +67,9 @@ struct BridgeConfig {
   // The control thread's eventfd (Wakeup), rung by link events and the workers' learn
   // requests; -1: nobody rings, the caller polls on its own schedule.
   int wakeup_fd = -1;
+  // IGMP/MLD snooping (McastSnooping); its memberships' and routers' lifetime.
+  bool mcast_snooping = false;
+  uint32_t mcast_aging = kDefaultMcastAging;
 };
 
 class Bridge : public BridgeControl {
@@ -140,6 +145,13 @@ class Bridge : public BridgeControl {
   std::unique_ptr<PortTable> RebuiltTable() const;
   // What the workers counted in mirror session slot `slot`.
   MirrorTotals MirrorSums(int slot) const;
+  // Snooping (bridge_snooping.cc): the copies the workers queued, read (IGMP/MLD into
+  // mcast_, ...) and freed; the group table published again when what it says changed.
+  // Returns whether copies may still wait (the caller must not sleep).
+  bool DrainSnooped(uint32_t now);
+  void PublishMcast();
+  // The ports with mrouter=1 as the slots have them now, to snooping.
+  void UpdateStaticRouters();
   // The uplink a vxlan port's spec names, as `table` has it (slot -1: no such port, or a
   // vxlan port itself).
   UplinkView Uplink(const PortSpec& tunnel, const PortTable& table);
@@ -169,6 +181,10 @@ class Bridge : public BridgeControl {
   std::unique_ptr<Learner> learner_;
   std::unique_ptr<VxlanTunnels> tunnels_;  // after quiescence_: it waits on it
   std::unique_ptr<Mirrors> mirrors_;
+  std::unique_ptr<SnoopQueue> snoop_;
+  std::unique_ptr<McastSnooping> mcast_;  // null: --mcast_snooping=0
+  std::unique_ptr<McastTable> mcast_table_;  // the one the workers read
+  uint32_t mcast_aged_at_ = 0;  // the control clock's second of the last ageing
   std::unique_ptr<LinkEvents> link_events_;
   uint64_t known_up_ = 0;  // the ports FollowLinks last saw up
   uint64_t known_shut_ = 0;  // the shut ports FollowShut last saw

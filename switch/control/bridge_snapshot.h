@@ -10,6 +10,7 @@
 #include "ports/port.h"
 #include "switch/datapath/counters.h"
 #include "switch/datapath/idle_backoff.h"
+#include "switch/control/mcast_snooping.h"
 #include "switch/control/mirror_spec.h"
 #include "switch/control/vxlan_snapshot.h"
 
@@ -72,6 +73,7 @@ struct BridgeSnapshot {
   uint64_t tsc_hz = 0;  // for counters in TSC cycles exported as seconds
   VxlanTunnelsSnapshot vxlan;  // the VXLAN tunnels (type=vxlan ports), if any
   std::vector<MirrorSnapshot> mirrors;  // in slot order
+  McastSnapshot mcast;  // IGMP/MLD snooping (enabled false: off)
 
   uint64_t& operator[](SwitchStat s) { return stats[static_cast<size_t>(s)]; }
   uint64_t operator[](SwitchStat s) const { return stats[static_cast<size_t>(s)]; }

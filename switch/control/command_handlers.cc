@@ -288,6 +288,49 @@ json MirrorDel(CommandContext& ctx, const Parsed& p) {
   return status.ok() ? Ok() : Error(status);
 }
 
+// --- mcast -----------------------------------------------------------------------------
+
+// Snooped groups with their member ports and how long each membership lasts without a new
+// report; router ports (queriers seen, and mrouter=1); messages read.
+json McastShow(CommandContext& ctx, const Parsed& p) {
+  absl::StatusOr<uint16_t> vlan = ParseVlan(p.vlan);
+  if (!vlan.ok()) return Error(vlan.status().message());
+  const BridgeSnapshot snap = ctx.bridge.Snapshot();
+  const McastSnapshot& m = snap.mcast;
+  auto name = [&](uint16_t port) {
+    for (const PortSnapshot& ps : snap.ports) {
+      if (ps.index == port) return ps.name;
+    }
+    return std::string();  // gone since (not in this snapshot's ports)
+  };
+  json groups = json::array(), routers = json::array();
+  for (const McastSnapshot::Group& g : m.groups) {
+    if (p.vlan && g.vlan != *vlan) continue;
+    json members = json::array();
+    for (const McastSnapshot::Member& member : g.members) {
+      members.push_back({{"port", name(member.port)}, {"expires", member.expires_in}});
+    }
+    groups.push_back({{"vlan", g.vlan},
+                      {"group", McastGroupString(g.group)},
+                      {"mac", KeyMacString(GroupMac(g.group))},
+                      {"members", members}});
+  }
+  for (const McastSnapshot::Router& r : m.routers) {
+    if (p.vlan && r.vlan != *vlan) continue;
+    routers.push_back({{"vlan", r.vlan}, {"port", name(r.port)}, {"expires", r.expires_in}});
+  }
+  json static_routers = json::array();
+  for (const PortSnapshot& ps : snap.ports) {
+    if ((m.static_routers >> ps.index) & 1) static_routers.push_back(ps.name);
+  }
+  return {{"ok", true},
+          {"enabled", m.enabled},
+          {"groups", groups},
+          {"routers", routers},
+          {"static_routers", static_routers},
+          {"messages", {{"queries", m.queries}, {"reports", m.reports}, {"invalid", m.invalid}}}};
+}
+
 // Per worker core: what ovs-appctl dpif-netdev/pmd-perf-show tells (busy share, cycles
 // per frame, burst sizes).
 json Pmd(CommandContext& ctx, const Parsed&) {
@@ -445,6 +488,7 @@ constexpr std::array<Handler, kCommandCount> kHandlers = [] {
   on(CommandId::kMirrorShow, MirrorShow);
   on(CommandId::kMirrorAdd, MirrorAdd);
   on(CommandId::kMirrorDel, MirrorDel);
+  on(CommandId::kMcastShow, McastShow);
   on(CommandId::kCaptureStart, CaptureStart);
   on(CommandId::kCaptureStatus, CaptureStatusCommand);
   on(CommandId::kCaptureStop, CaptureStop);

@@ -1,6 +1,7 @@
 #include "switch/control/metrics.h"
 
 #include <limits>
+#include <map>
 #include <string>
 #include <utility>
 
@@ -279,6 +280,52 @@ void AddMirrors(const BridgeSnapshot& snap, std::vector<MetricFamily>& out) {
   out.push_back(std::move(failures));
 }
 
+// IGMP/MLD snooping (none while it is off): groups and memberships per VLAN, router ports,
+// messages read.
+void AddMcast(const McastSnapshot& m, std::vector<MetricFamily>& out) {
+  if (!m.enabled) return;
+  std::map<uint16_t, std::pair<uint64_t, uint64_t>> per_vlan;  // groups, memberships
+  for (const McastSnapshot::Group& g : m.groups) {
+    ++per_vlan[g.vlan].first;
+    per_vlan[g.vlan].second += g.members.size();
+  }
+  MetricFamily groups = Family(
+      "hvswitch_mcast_groups",
+      "Multicast groups IGMP/MLD snooping knows members of, per VLAN: their frames go to "
+      "those members and the router ports only (other groups flood).",
+      MetricType::Gauge);
+  MetricFamily memberships = Family(
+      "hvswitch_mcast_memberships",
+      "Ports that joined a snooped group, per VLAN (a port and a group counted once).",
+      MetricType::Gauge);
+  for (const auto& [vlan, counts] : per_vlan) {
+    AddSample(groups, {{"vlan", std::to_string(vlan)}}, static_cast<double>(counts.first));
+    AddSample(memberships, {{"vlan", std::to_string(vlan)}}, static_cast<double>(counts.second));
+  }
+  out.push_back(std::move(groups));
+  out.push_back(std::move(memberships));
+  MetricFamily routers = Family(
+      "hvswitch_mcast_router_ports",
+      "Multicast router ports: where a querier was seen (learned, per VLAN) or mrouter=1 "
+      "(static, every VLAN the port carries); every snooped group's frames and the "
+      "membership reports go there.",
+      MetricType::Gauge);
+  AddSample(routers, {{"source", "learned"}}, static_cast<double>(m.routers.size()));
+  AddSample(routers, {{"source", "static"}},
+            static_cast<double>(__builtin_popcountll(m.static_routers)));
+  out.push_back(std::move(routers));
+  MetricFamily messages = Family(
+      "hvswitch_mcast_messages_total",
+      "IGMP and MLD messages snooping read: queries, reports (joins and leaves), and "
+      "copies that were no well-formed message (ignored: a bad checksum, a cut frame, an MLD "
+      "message from an address other than link-local).",
+      MetricType::Counter);
+  AddSample(messages, {{"type", "query"}}, static_cast<double>(m.queries));
+  AddSample(messages, {{"type", "report"}}, static_cast<double>(m.reports));
+  AddSample(messages, {{"type", "invalid"}}, static_cast<double>(m.invalid));
+  out.push_back(std::move(messages));
+}
+
 }  // namespace
 
 MetricFamily Family(std::string_view name, std::string_view help, MetricType type) {
@@ -305,6 +352,7 @@ std::vector<MetricFamily> RenderMetrics(const BridgeSnapshot& snap) {
   AddSwitchStats(snap, out);
   AddVxlanMetrics(snap.vxlan, out);
   AddMirrors(snap, out);
+  AddMcast(snap.mcast, out);
   return out;
 }
 

@@ -214,6 +214,10 @@ struct Parser {
     } else if (key == "idle_max_us") {
       options.idle_max_us_given = true;
       return Number(key, value, 1, 100000, options.idle_max_us);
+    } else if (key == "mcast_snooping") {
+      return Number(key, value, 0, 1, options.mcast_snooping);
+    } else if (key == "mcast_aging") {
+      return Number(key, value, 10, 86400, options.mcast_aging);
     } else if (key == "config") {
       return ReadConfig(value);
     } else if (key == "help") {
@@ -415,6 +419,8 @@ std::string ConfigText(const DaemonOptions& options) {
     absl::StrAppend(&out, "idle=", std::string(IdleModeName(options.idle)), "\n");
   }
   if (options.idle_max_us_given) absl::StrAppend(&out, "idle_max_us=", options.idle_max_us, "\n");
+  number("mcast_snooping", options.mcast_snooping, defaults.mcast_snooping);
+  number("mcast_aging", options.mcast_aging, defaults.mcast_aging);
   return out;
 }
 
@@ -424,7 +430,7 @@ std::string UsageText() {
   return usage + R"(  --port=none             no ports at start (hvswitchctl port add adds them)
   --vxlan=VNI,KEY=VALUE...  the port vxlanVNI: --port=vxlanVNI,type=vxlan,vni=VNI,...
     any port also: [,vlan=N | ,trunk=LIST[,native=N]][,mtu=N][,learn_limit=N]
-                   [,mac=MAC[,MAC...] | ,lock=1][,quota=N][,tx_retries=N]
+                   [,mac=MAC[,MAC...] | ,lock=1][,quota=N][,tx_retries=N][,mrouter=1]
       vlan=N       access port: untagged frames, VLAN N inside
       trunk=LIST   tagged frames of these VLANs (e.g. 10,20,30-40);
                    native=N carries VLAN N untagged
@@ -438,6 +444,8 @@ std::string UsageText() {
       tx_retries=N  0-32 (default 8): a burst the port took in part is offered again up
                    to N times, each waiting up to 2 us for it to take frames (a slow
                    guest); 0: no retry
+      mrouter=1    a multicast router is behind the port: with --mcast_snooping, every
+                   snooped group's frames and the IGMP/MLD reports go there too
   --mirror=NAME,from=PORT[,PORT...],to=PORT[,direction=rx|tx|both][,vlan=V]
                           copies of what the from ports receive and are sent (both by
                           default) to port `to`, which takes nothing else; vlan=V pushes an
@@ -472,6 +480,12 @@ std::string UsageText() {
   --idle_max_us=N         a worker's longest sleep, 1-100000 (default 250; less for a
                           worker polling a device ring that fills sooner at line rate;
                           given, such a ring is an error)
+  --mcast_snooping=0|1    IGMP/MLD snooping (default 0): frames to a multicast group go
+                          only to the ports that joined it (IGMPv1-3, MLDv1-2 reports) and
+                          to router ports (queriers seen, mrouter=1); unknown groups, and
+                          224.0.0.0/24 and ff02::1, flood
+  --mcast_aging=SECONDS   memberships and router ports not refreshed for this long go,
+                          10-86400 (default 260, RFC 3376's membership interval)
   --config=FILE           the same options, one per line
 With no --port, hvswitch starts two vhost-user ports (vm1, vm2) and one memif port (mem1)
 with sockets in the runtime directory.

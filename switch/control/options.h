@@ -52,6 +52,10 @@ struct DaemonOptions {
   IdleMode idle = IdleMode::kSleep;
   uint32_t idle_max_us = 250;
   bool idle_max_us_given = false;
+  // IGMP/MLD snooping: multicast to a group only where it was joined (and to the router
+  // ports); memberships and routers expire after mcast_aging seconds unless refreshed.
+  bool mcast_snooping = false;
+  uint32_t mcast_aging = 260;
   bool uses_default_ports = false;  // no --port given: the embedded default configuration
   bool help = false;
 };

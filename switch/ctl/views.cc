@@ -188,6 +188,33 @@ void PrintMirrorTable(const json& answer) {
   PrintTable(rows);
 }
 
+// VLAN GROUP MAC MEMBERS (port:seconds left), then the router ports; or that snooping is
+// off.
+void PrintMcastTable(const json& answer) {
+  if (!answer.value("enabled", false)) {
+    std::printf("IGMP/MLD snooping is off (--mcast_snooping=1 turns it on)\n");
+    return;
+  }
+  std::vector<std::vector<std::string>> rows = {{"VLAN", "GROUP", "MAC", "MEMBERS"}};
+  for (const json& g : answer["groups"]) {
+    std::vector<std::string> members;
+    for (const json& m : g["members"]) {
+      members.push_back(absl::StrCat(m["port"].get<std::string>(), ":", Text(m["expires"]), "s"));
+    }
+    rows.push_back({Text(g["vlan"]), g["group"], g["mac"], absl::StrJoin(members, " ")});
+  }
+  PrintTable(rows);
+  std::vector<std::string> routers;
+  for (const json& r : answer["routers"]) {
+    routers.push_back(absl::StrCat(r["port"].get<std::string>(), " (VLAN ", Text(r["vlan"]), ", ",
+                                   Text(r["expires"]), "s)"));
+  }
+  for (const json& r : answer["static_routers"]) {
+    routers.push_back(absl::StrCat(r.get<std::string>(), " (mrouter=1)"));
+  }
+  std::printf("router ports: %s\n", routers.empty() ? "none" : absl::StrJoin(routers, ", ").c_str());
+}
+
 }  // namespace
 
 std::string Text(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
@@ -214,6 +241,8 @@ void Render(View view, const json& answer) {
       return PrintVxlanTable(answer);
     case View::kMirrorTable:
       return PrintMirrorTable(answer);
+    case View::kMcastTable:
+      return PrintMcastTable(answer);
     case View::kConfigText:
       std::fputs(answer["config"].get<std::string>().c_str(), stdout);
       return;

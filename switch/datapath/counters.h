@@ -313,6 +313,15 @@ inline constexpr std::string_view kTxDropHelp =
     "full; the source is asked for again a millisecond later. Non-zero means sources "    \
     "arrive faster than the control thread learns them (many new MACs at once) or the "   \
     "control thread is stalled: learning lags meanwhile and unicast to new MACs floods.", \
+    0)                                                                                    \
+  /* Frames the control thread was to read (IGMP/MLD with --mcast_snooping, DHCP and   */ \
+  /* ARP/ND of ip_learn=1 ports) but could not be copied: no buffer or a full queue.   */ \
+  X(kSnoopQueueDrops, "snoop_queue_drops", "hvswitch_core_snoop_queue_drops_total",       \
+    Labels(),                                                                             \
+    "IGMP/MLD messages (--mcast_snooping=1), and DHCP, ARP and neighbour discovery of "   \
+    "ip_learn=1 ports, that a worker core could not copy for the control thread (its "    \
+    "queue full, or no buffer): the frames were forwarded, but snooping did not see "     \
+    "them (a membership or binding may be missing until the next report or renewal).",   \
     0)
 
 // Switch-wide, in a snapshot. X(id, key, family, kind, help, shown); no labels.

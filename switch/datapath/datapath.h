@@ -21,10 +21,13 @@ struct rte_ring;
 #include "switch/datapath/fdb.h"
 #include "switch/datapath/idle_backoff.h"
 #include "switch/datapath/ip_guard.h"
+#include "switch/datapath/mcast_table.h"
 #include "switch/datapath/port_guards.h"
 #include "switch/datapath/vlan_table.h"
 
 namespace hvswitch {
+
+class SnoopQueue;
 
 inline constexpr uint16_t kMaxBurst = 64;     // frames per Forwarder::HandleBurst call
 inline constexpr uint16_t kMaxRxBurst = 256;  // frames per rx poll (the --burst limit)
@@ -313,6 +316,12 @@ struct Datapath {
   // Mirror copies come from this pool (made before the first session is, kept after),
   // so that an analyser that holds them starves no port of buffers.
   rte_mempool* mirror_pool = nullptr;
+  // IGMP/MLD snooping (--mcast_snooping=1): the group table, loaded (acquire) for frames
+  // to a group address and replaced under RCU; null while snooping is off (they flood).
+  std::atomic<const McastTable*> mcast{nullptr};
+  // Copies of the frames the control thread parses (IGMP/MLD, ip_learn's DHCP and claims);
+  // set before any table that needs it is published.
+  SnoopQueue* snoop = nullptr;
 };
 
 }  // namespace hvswitch

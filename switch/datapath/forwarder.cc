@@ -596,6 +596,13 @@ inline void Forwarder::Dispatch(const Burst& b, const Run& run, rte_mbuf** run_f
         len = guard.pass;
         if (len == 0) break;
       }
+      // A group address under IGMP/MLD snooping: its members, not every port.
+      if (IsGroupKey(run.dst) && KeyMac(run.dst) != kBroadcastKey) [[unlikely]] {
+        if (const McastTable* mcast = datapath_.mcast.load(std::memory_order_acquire)) {
+          tally.no_destination += DispatchGroup(*mcast, b.in_port, b.in, run, run_frames, len);
+          break;
+        }
+      }
       // Every other port that is up and carries the VLAN; none: received, sent nowhere.
       const uint64_t targets = FloodTargets(b.in_port, run.vlan);
       if (targets == 0) {
@@ -603,15 +610,7 @@ inline void Forwarder::Dispatch(const Burst& b, const Run& run, rte_mbuf** run_f
         rte_pktmbuf_free_bulk(run_frames, len);
         break;
       }
-      for (uint16_t i = 0; i < len; ++i) {
-        if (!run.offload) {
-          Flood(targets, run, run_frames[i]);
-          continue;
-        }
-        rte_mbuf* out[kMaxSegments];
-        const uint16_t nb = ResolveOffload(targets, run_frames[i], b.in, out);
-        for (uint16_t k = 0; k < nb; ++k) Flood(targets, run, out[k]);
-      }
+      for (uint16_t i = 0; i < len; ++i) FloodFrame(targets, run, run_frames[i], b.in);
       break;
     }
     case VerdictKind::kHairpinDrop:
@@ -735,7 +734,7 @@ Forwarder::FloodGuard Forwarder::GuardFlood(uint16_t in_port, PortCounters& in, 
     return {0, 0, run.len};
   }
   const StormClass c = !IsGroupKey(run.dst)                ? StormClass::kUnknown
-                       : KeyMac(run.dst) == 0xffffffffffff ? StormClass::kBroadcast
+                       : KeyMac(run.dst) == kBroadcastKey ? StormClass::kBroadcast
                                                            : StormClass::kMulticast;
   const GuardProfiles& profiles = table_->guards[in_port];
   const GuardMeter meter = StormMeter(c);

@@ -15,10 +15,12 @@
 #include <cstdint>
 #include <cstring>
 
+#include "offload/egress_offload.h"
 #include "switch/datapath/burst.h"
 #include "switch/datapath/counters.h"
 #include "switch/datapath/datapath.h"
 #include "switch/datapath/learn_queue.h"
+#include "switch/datapath/mcast_table.h"
 #include "switch/datapath/verdict.h"
 
 struct rte_mbuf;
@@ -181,6 +183,14 @@ class Forwarder {
 
   [[gnu::noinline]] FloodGuard GuardFlood(uint16_t in_port, PortCounters& in, const Run& run,
                                           rte_mbuf** frames);
+  // IGMP/MLD snooping (mcast_dispatch.cc): the first `len` frames of a run to a group
+  // address other than broadcast, by `mcast`: IGMP/MLD queries flooded and reports sent
+  // to the router ports (both copied for the control thread), other frames to a snooped
+  // group's members and router ports, the rest flooded. Returns the frames that had
+  // nowhere to go (freed; counted no_destination by the caller).
+  [[gnu::noinline]] uint16_t DispatchGroup(const McastTable& mcast, uint16_t in_port,
+                                           PortCounters& in, const Run& run,
+                                           rte_mbuf** frames, uint16_t len);
   // A classified burst's arrays and counts, for Police (which must not take the Burst).
   struct BurstView {
     rte_mbuf** frames;
@@ -214,6 +224,13 @@ class Forwarder {
   }
   // A frame of `run` to `targets` (not 0): MTU checks, tag changes, queued.
   void Flood(uint64_t targets, const Run& run, rte_mbuf* m);
+  // The same for a frame whose offload requests may need settling first (run.offload).
+  void FloodFrame(uint64_t targets, const Run& run, rte_mbuf* m, PortCounters& in) {
+    if (!run.offload) return Flood(targets, run, m);
+    rte_mbuf* out[kMaxSegments];
+    const uint16_t nb = ResolveOffload(targets, m, in, out);
+    for (uint16_t k = 0; k < nb; ++k) Flood(targets, run, out[k]);
+  }
   // Settles a frame's offload requests for all of `targets` at once (copies of a flood
   // never diverge) and counts how; returns the frames to send in `out` (kMaxSegments):
   // the frame or its segments. 0 when it cannot be sent: freed and counted.
@@ -265,9 +282,14 @@ class Forwarder {
   // rest are freed.
   [[gnu::noinline]] void CopyForMirrors(uint8_t sessions, rte_mbuf* const* pkts, uint16_t n);
   [[gnu::noinline]] void MirrorSent(uint8_t sessions, uint16_t sent);
-  // Copies of `pkts` for `session` (its tag pushed) from the mirror pool, in order; stops
-  // at the first frame it cannot copy (the rest counted as failed).
+  // Copies of `pkts` for session `slot` (its tag pushed) from the mirror pool, in order;
+  // stops at the first frame it cannot copy. kAnalyserDown: none made, the analyser is
+  // down.
+  static constexpr uint16_t kAnalyserDown = UINT16_MAX;
   uint16_t CopyForMirror(uint16_t slot, rte_mbuf* const* pkts, uint16_t n, rte_mbuf** copies);
+  // Of `frames` to mirror, `copied` were (CopyForMirror's answer for them or more): the
+  // rest counted, as failures, or as the down analyser's link_down.
+  void CountMirrored(uint16_t slot, uint16_t frames, uint16_t copied);
   // Copies to the session's analyser's transmit buffer; one over its MTU is dropped there.
   void EnqueueMirrored(uint16_t slot, rte_mbuf** copies, uint16_t n);
   // A burst that ends before its flush (every frame dropped): the copies of its frames

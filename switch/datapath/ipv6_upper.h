@@ -1,5 +1,6 @@
 // Following an IPv6 packet's extension headers to its upper layer, bounded: shared by IP
-// anti-spoofing (ip_guard.h, on the workers) and the control thread's snooping parsers.
+// anti-spoofing (ip_guard.h) and IGMP/MLD snooping's classification (mcast_frame.h) on the
+// workers, and the control thread's snooping parsers.
 // Pure code over bytes, any thread.
 #pragma once
 

@@ -16,6 +16,7 @@ inline uint64_t MacKey(uint16_t vlan, const uint8_t* mac) {
 }
 
 inline bool IsGroupKey(uint64_t key) { return key & 1; }
+inline constexpr uint64_t kBroadcastKey = 0xffffffffffff;  // ff:ff:ff:ff:ff:ff, KeyMac's
 inline uint64_t KeyMac(uint64_t key) { return key & 0xffffffffffff; }  // without the VLAN
 inline uint16_t KeyVlan(uint64_t key) { return static_cast<uint16_t>(key >> 48); }
 

@@ -35,8 +35,9 @@ void Forwarder::MirrorReceived(uint8_t sessions, rte_mbuf* const* pkts, uint16_t
   ForEachBit(sessions, [&](uint16_t s) {
     rte_mbuf* copies[kMaxBurst];
     const uint16_t copied = CopyForMirror(s, pkts, n, copies);
-    counters_.mirrors[s].rx.Add(copied);
-    EnqueueMirrored(s, copies, copied);
+    CountMirrored(s, n, copied);
+    counters_.mirrors[s].rx.Add(copied == kAnalyserDown ? 0 : copied);
+    if (copied != kAnalyserDown) EnqueueMirrored(s, copies, copied);
   });
 }
 
@@ -50,24 +51,31 @@ void Forwarder::MirrorSent(uint8_t sessions, uint16_t sent) {
   ForEachBit(sessions, [&](uint16_t s) {
     rte_mbuf** copies = mirror_copies_[s].data();
     const uint16_t copied = mirror_copied_[s];
-    // Only what the port took: the rest was not sent (dropped, or parked to be sent
-    // later, when it is copied again).
+    mirror_copied_[s] = 0;
+    // Only what the port took counts, and only its copies go: the rest was not sent
+    // (dropped, or parked to be sent, and copied, later).
+    CountMirrored(s, sent, copied);
+    if (copied == kAnalyserDown) return;
     const uint16_t keep = copied < sent ? copied : sent;
     if (copied > keep) rte_pktmbuf_free_bulk(copies + keep, copied - keep);
-    mirror_copied_[s] = 0;
     counters_.mirrors[s].tx.Add(keep);
     EnqueueMirrored(s, copies, keep);
   });
+}
+
+void Forwarder::CountMirrored(uint16_t slot, uint16_t frames, uint16_t copied) {
+  if (copied == kAnalyserDown) {
+    counters_.ports[table_->mirrors[slot].to].Drop(TxDrop::kLinkDown, frames);
+  } else if (copied < frames) {
+    counters_.mirrors[slot].failed.Add(frames - copied);
+  }
 }
 
 uint16_t Forwarder::CopyForMirror(uint16_t slot, rte_mbuf* const* pkts, uint16_t n,
                                   rte_mbuf** copies) {
   const MirrorSession& session = table_->mirrors[slot];
   // An analyser that is down would only drop them: not copied at all.
-  if (!((LoadUpMask() >> session.to) & 1)) {
-    counters_.ports[session.to].Drop(TxDrop::kLinkDown, n);
-    return 0;
-  }
+  if (!((LoadUpMask() >> session.to) & 1)) return kAnalyserDown;
   uint16_t copied = 0;
   for (; copied < n; ++copied) {
     rte_mbuf* copy = rte_pktmbuf_copy(pkts[copied], datapath_.mirror_pool, 0, UINT32_MAX);
@@ -87,7 +95,6 @@ uint16_t Forwarder::CopyForMirror(uint16_t slot, rte_mbuf* const* pkts, uint16_t
     }
     copies[copied] = copy;
   }
-  if (copied < n) counters_.mirrors[slot].failed.Add(n - copied);
   return copied;
 }
 

@@ -26,6 +26,7 @@ enum class CommandId : uint8_t {
   kStats, kPmd,
   kVxlanShow, kVxlanAdd, kVxlanDel,
   kMirrorShow, kMirrorAdd, kMirrorDel,
+  kMcastShow,
   kCapture, kCaptureStart, kCaptureStatus, kCaptureStop,
   kConfigShow, kConfigSave,
   kHelp,
@@ -45,6 +46,7 @@ enum class View : uint8_t {
   kPmdTable,     // per worker core
   kVxlanTable,   // per tunnel, then its VTEPs; per uplink, decapsulation drops
   kMirrorTable,  // per mirror session: what it copies, where, frames copied
+  kMcastTable,   // per snooped group its member ports; the router ports
   kConfigText,   // the configuration file's text
   kSaved,        // saved PATH
   kCaptureState, // a capture is running / no capture is running
@@ -139,6 +141,9 @@ inline constexpr Command kCommands[] = {
     {CommandId::kMirrorDel, "mirror del", "NAME",
      "remove a mirror session (its analyser becomes an ordinary port again)",
      1, 1, kNoOption, true, View::kNothing, RunsIn::kDaemon},
+    {CommandId::kMcastShow, "mcast show", "[--vlan V]",
+     "IGMP/MLD snooping: groups and the ports that joined them, router ports",
+     0, 0, kVlanOption, false, View::kMcastTable, RunsIn::kDaemon},
     {CommandId::kCapture, "capture",
      "PORT [--count N] [--direction rx|tx|both] -w FILE [--timeout S]",
      "write a port's frames into a pcapng file (opened by hvswitchctl, with your rights)",

@@ -151,6 +151,22 @@ TEST_F(MirrorTest, NoCopyIsMadeWhileTheAnalyserIsDown) {
   EXPECT_EQ(rte_mempool_in_use_count(mirror_pool_), 0u);
 }
 
+TEST_F(MirrorTest, ADownAnalyserCountsOnlyWhatTheMirroredPortTook) {
+  // Port 1 takes 63 frames (its ring of 64, nobody draining), refuses the rest.
+  ports_[1] = RingPort::Create(name_ + "_full", 1, 1, 4096, pool_, 64);
+  table_.ports[1].eth_port = ports_[1]->eth_port();
+  Mirror(0, 1u << 1);
+  Send(1, {kB, kBcast});
+  datapath_.up_mask.store(0x7);  // 3 down
+  for (int burst = 0; burst < 4; ++burst) {
+    Inject(0, std::vector<TestFrame>(32, TestFrame{kA, kB}));
+  }
+  EXPECT_EQ(SentBy(1).size(), 63u);
+  EXPECT_EQ(TxDrops(1, TxDrop::kQueueFull), 128u - 63);
+  EXPECT_EQ(TxDrops(kAnalyser, TxDrop::kLinkDown), 63u) << "not the frames 1 refused";
+  EXPECT_EQ(counters_.mirrors[0].failed.Read(), 0u);
+}
+
 TEST_F(MirrorTest, CopiesThePoolCannotHoldAreCountedAndTheFramesStillGo) {
   Mirror(1u << 0, 0);
   // Every buffer of the mirror pool held elsewhere.

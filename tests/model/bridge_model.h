@@ -58,6 +58,19 @@
 //     next burst on, until it is enabled again: its frames are dropped (reason shut) and
 //     learn nothing, and it is no destination (left out of floods, link_down for unicast).
 //   - Here meters never refill (the tests freeze them): a meter is a bucket of its burst.
+//   IGMP/MLD snooping (when on)
+//   - A frame to a group address other than broadcast is a query, a membership report
+//     (joining or leaving a group), or data.
+//   - A query floods; from a router (a source other than 0.0.0.0) it makes its port a
+//     router port of its VLAN.
+//   - A report goes to the VLAN's router ports only (none up: no_destination); its join
+//     makes the port a member of the group in the VLAN, its leave ends that at once.
+//   - Data to a group address that has members in the VLAN (any group with that MAC: the
+//     switch keys groups by MAC) goes to those members and the VLAN's router ports (none
+//     up: no_destination); to any other group address it floods.
+//   - Memberships and router ports change only after the burst (the control thread reads
+//     the messages), so a burst is decided on what earlier ones taught. A port going down
+//     loses both.
 //   Mirroring (one session here)
 //   - The analyser carries no VLAN: nothing is forwarded to it, and its own frames are
 //     dropped before anything else (reason mirror_port); it is never mirrored itself.
@@ -121,11 +134,17 @@ struct PortConfig {
   }
 };
 
+// What a frame to a group address is to IGMP/MLD snooping.
+enum class McastKind : uint8_t { kData, kQuery, kJoin, kLeave };
+
 struct Frame {
   uint64_t src, dst;
   int tag = -1;          // VLAN id in an 802.1Q tag; -1: untagged
   uint32_t payload = 50;  // bytes after the Ethernet (and VLAN) header
   bool inner_tag = false;  // tagged, and a second tag follows the first
+  McastKind mcast = McastKind::kData;
+  int group = -1;         // kJoin, kLeave: the group (an id; its MAC by SetGroupMac)
+  bool router = true;     // kQuery: from a router (not from 0.0.0.0)
 };
 
 enum class Outcome {
@@ -173,6 +192,27 @@ class BridgeModel {
   explicit BridgeModel(uint16_t nb_ports) : ports_(nb_ports) {}
 
   void SetMirror(MirrorConfig mirror) { mirror_ = std::move(mirror); }
+  // IGMP/MLD snooping on, with each group id's MAC (a group not listed is never snooped:
+  // a link-local one).
+  void SetSnooping(std::map<int, uint64_t> group_macs) {
+    snooping_ = true;
+    group_macs_ = std::move(group_macs);
+  }
+  // Snooping: a port that went down (or away) is no member and no router any more.
+  void PortGone(uint16_t port) {
+    for (auto& [key, members] : joined_) members.erase(port);
+    for (auto& [vlan, ports] : routers_) ports.erase(port);
+  }
+  // The ports that joined groups with `mac` in `vlan`.
+  std::set<uint16_t> Members(int vlan, uint64_t mac) const {
+    std::set<uint16_t> ports;
+    for (const auto& [key, members] : joined_) {
+      if (key.first == vlan && group_macs_.at(key.second) == mac) {
+        ports.insert(members.begin(), members.end());
+      }
+    }
+    return ports;
+  }
 
   // One burst from port `in` at time `now`: every frame is decided first, then the
   // burst's sources are learned.
@@ -195,6 +235,7 @@ class BridgeModel {
       results.push_back(r);
     }
     if (bpdu && ports_[in].bpdu_guard) shut_.insert(in);
+    if (snooping_) Snoop(in, frames, results);
     const Frame* last = nullptr;  // the current run's last frame
     for (size_t i = 0; i < frames.size(); ++i) {
       const Outcome o = results[i].outcome;
@@ -299,8 +340,24 @@ class BridgeModel {
         r.outcome = Outcome::kStorm;
         return r;
       }
+      // Under snooping, a report only to routers, data to a known group's members and
+      // routers; queries and the rest flood.
+      std::set<uint16_t> only;
+      bool restricted = false;
+      if (snooping_ && IsGroup(f.dst) && f.dst != 0xffffffffffff && !f.inner_tag) {
+        const std::set<uint16_t> members = Members(vlan, f.dst);
+        if (f.mcast == McastKind::kJoin || f.mcast == McastKind::kLeave) {
+          restricted = true;
+          only = RouterPorts(vlan);
+        } else if (f.mcast == McastKind::kData && !members.empty()) {
+          restricted = true;
+          only = RouterPorts(vlan);
+          only.insert(members.begin(), members.end());
+        }
+      }
       for (uint16_t p = 0; p < ports_.size(); ++p) {
-        if (p != in && ((up_mask >> p) & 1) && ports_[p].Carries(vlan) && !IsAnalyser(p)) {
+        if (p != in && ((up_mask >> p) & 1) && ports_[p].Carries(vlan) && !IsAnalyser(p) &&
+            (!restricted || only.count(p))) {
           targets.push_back(p);
         }
       }
@@ -365,6 +422,34 @@ class BridgeModel {
   }
   bool IsAnalyser(uint16_t p) const { return mirror_.to == p; }
 
+  std::set<uint16_t> RouterPorts(int vlan) const {
+    auto it = routers_.find(vlan);
+    return it == routers_.end() ? std::set<uint16_t>{} : it->second;
+  }
+  // After a burst: what its IGMP/MLD messages taught (those the switch read: not dropped
+  // before it could, nor behind a second tag).
+  void Snoop(uint16_t in, const std::vector<Frame>& frames, const std::vector<Result>& results) {
+    for (size_t i = 0; i < frames.size(); ++i) {
+      const Frame& f = frames[i];
+      const Outcome o = results[i].outcome;
+      if (f.mcast == McastKind::kData || !IsGroup(f.dst) || f.dst == 0xffffffffffff ||
+          f.inner_tag) {
+        continue;
+      }
+      if (o != Outcome::kForwarded && o != Outcome::kNoDestination) continue;
+      const int vlan = ports_[in].Ingress(f.tag);
+      if (f.mcast == McastKind::kQuery) {
+        if (f.router) routers_[vlan].insert(in);
+      } else if (group_macs_.count(f.group)) {
+        if (f.mcast == McastKind::kJoin) {
+          joined_[{vlan, f.group}].insert(in);
+        } else {
+          joined_[{vlan, f.group}].erase(in);
+        }
+      }
+    }
+  }
+
   bool SameRun(uint16_t in, const Frame& a, const Frame& b) const {
     return a.src == b.src && a.dst == b.dst && (a.tag >= 0) == (b.tag >= 0) &&
            a.inner_tag == b.inner_tag && ports_[in].Ingress(a.tag) == ports_[in].Ingress(b.tag);
@@ -405,6 +490,10 @@ class BridgeModel {
   std::set<uint16_t> shut_;
   uint64_t locked_refused_ = 0;
   MirrorConfig mirror_;
+  bool snooping_ = false;
+  std::map<int, uint64_t> group_macs_;
+  std::map<std::pair<int, int>, std::set<uint16_t>> joined_;  // (VLAN, group) -> ports
+  std::map<int, std::set<uint16_t>> routers_;                 // VLAN -> router ports
 };
 
 }  // namespace hvswitch::model

@@ -71,6 +71,17 @@ BridgeSnapshot Counters() {
   MirrorSpec mirror;
   mirror.name = "m1";  // its counts; the stub takes the spec from what was added
   snap.mirrors = {{mirror, {4001, 4002, 4003}}};
+  McastGroup v4, v6;
+  v4.addr = {239, 1, 1, 1};
+  v6.v6 = true;
+  v6.addr = {0xff, 0x05, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 3};
+  snap.mcast.enabled = true;
+  snap.mcast.groups = {{0, v4, {{0, 200}}}, {7, v6, {{0, 5}, {1, 100}}}};
+  snap.mcast.routers = {{0, 1, 250}};
+  snap.mcast.static_routers = uint64_t{1} << 1;
+  snap.mcast.queries = 4004;
+  snap.mcast.reports = 4005;
+  snap.mcast.invalid = 4006;
   return snap;
 }
 
@@ -460,6 +471,27 @@ TEST_F(ControlGoldenTest, MirrorCommands) {
   });
 }
 
+// mcast show, whole and for one VLAN, and its errors.
+TEST_F(ControlGoldenTest, McastShow) {
+  ExpectAnswers({
+      {"mcast show",
+       R"j({"enabled":true,"groups":[{"group":"239.1.1.1","mac":"01:00:5e:01:01:01","members)j"
+       R"j(":[{"expires":200,"port":"vm"}],"vlan":0},{"group":"ff05::1:3","mac":"33:33:00:01:)j"
+       R"j(00:03","members":[{"expires":5,"port":"vm"},{"expires":100,"port":"mem"}],"vlan":7})j"
+       R"j(],"messages":{"invalid":4006,"queries":4004,"reports":4005},"ok":true,"routers":[{")j"
+       R"j(expires":250,"port":"mem","vlan":0}],"static_routers":["mem"]})j"},
+      {"mcast show --vlan 7",
+       R"j({"enabled":true,"groups":[{"group":"ff05::1:3","mac":"33:33:00:01:00:03","members)j"
+       R"j(":[{"expires":5,"port":"vm"},{"expires":100,"port":"mem"}],"vlan":7}],"messages":{)j"
+       R"j("invalid":4006,"queries":4004,"reports":4005},"ok":true,"routers":[],"static_route)j"
+       R"j(rs":["mem"]})j"},
+      {"mcast show --vlan 4095",
+       R"j({"error":"--vlan must be 0-4094, not '4095'","ok":false})j"},
+      {"mcast",
+       R"j({"error":"mcast: show [--vlan V]","ok":false})j"},
+  });
+}
+
 // Requests that are no command.
 TEST_F(ControlGoldenTest, OtherRequests) {
   ExpectAnswers({
@@ -471,7 +503,8 @@ TEST_F(ControlGoldenTest, OtherRequests) {
        R"j( P] [--vlan V] | fdb flush [--port P] | fdb add PORT MAC [--vlan V] | fdb del MAC [-)j"
        R"j(-vlan V] | stats [PORT] | pmd | vxlan show | vxlan add VNI,vlan=N,uplink=PORT,local=)j"
        R"j(IP[,remote=IP...] | vxlan del VNI | mirror show | mirror add NAME --from PORT[,PORT)j"
-       R"j(...] --to PORT [--direction rx|tx|both] [--vlan V] | mirror del NAME | capture PORT )j"
+       R"j(...] --to PORT [--direction rx|tx|both] [--vlan V] | mirror del NAME | mcast show [)j"
+       R"j(--vlan V] | capture PORT )j"
        R"j([--count N] [--direction rx|tx|both)j"
        R"j(] -w FILE [--timeout S] | capture status | capture stop | config show | config save )j"
        R"j([FILE] | help [COMMAND]","ok":false})j"},

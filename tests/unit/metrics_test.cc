@@ -416,6 +416,14 @@ constexpr const char* kExposition[] = {
     R"x(# TYPE hvswitch_core_learn_queue_drops_total counter)x",
     R"x(hvswitch_core_learn_queue_drops_total{core="1"} 36)x",
     R"x(hvswitch_core_learn_queue_drops_total{core="2"} 72)x",
+    R"x(# HELP hvswitch_core_snoop_queue_drops_total IGMP/MLD messages (--mcast_snooping=1), )x"
+      R"x(and DHCP, ARP and neighbour discovery of ip_learn=1 ports, that a worker core could )x"
+      R"x(not copy for the control thread (its queue full, or no buffer): the frames were )x"
+      R"x(forwarded, but snooping did not see them (a membership or binding may be missing )x"
+      R"x(until the next report or renewal).)x",
+    R"x(# TYPE hvswitch_core_snoop_queue_drops_total counter)x",
+    R"x(hvswitch_core_snoop_queue_drops_total{core="1"} 0)x",
+    R"x(hvswitch_core_snoop_queue_drops_total{core="2"} 0)x",
     R"x(# HELP hvswitch_port_queue_stat_total The port device's own per-queue statistics )x"
       R"x((DPDK xstats); direction=rx: from the peer, tx: to it. vhost-user: good_packets, )x"
       R"x(good_bytes, multicast/broadcast_packets, size bins, and guest_notifications: )x"
@@ -673,10 +681,51 @@ TEST(CountersTest, BurstBuckets) {
   }
 }
 
-TEST(MetricsTest, EveryFamilyHasHelpAndCountersEndInTotal) {
+// Mirror sessions and multicast snooping: families only when there is one / it is on.
+BridgeSnapshot WithMirrorAndSnooping() {
   BridgeSnapshot snap;
   snap.ports.resize(1);
   snap.ports[0].name = "p";
+  MirrorSpec m;
+  m.name = "span";
+  snap.mirrors = {{m, {5, 6, 7}}};
+  McastGroup g;
+  g.addr = {239, 1, 1, 1};
+  snap.mcast.enabled = true;
+  snap.mcast.groups = {{10, g, {{0, 30}, {3, 40}}}, {20, g, {{1, 1}}}};
+  snap.mcast.routers = {{10, 2, 100}};
+  snap.mcast.static_routers = 0b11000;
+  snap.mcast.queries = 8;
+  snap.mcast.reports = 9;
+  snap.mcast.invalid = 1;
+  return snap;
+}
+
+TEST(MetricsTest, MirrorAndSnoopingFamilies) {
+  const std::string text = Render(WithMirrorAndSnooping());
+  for (const char* line : {
+           R"x(hvswitch_mirror_copies_total{mirror="span",direction="rx"} 5)x",
+           R"x(hvswitch_mirror_copies_total{mirror="span",direction="tx"} 6)x",
+           R"x(hvswitch_mirror_copy_failures_total{mirror="span"} 7)x",
+           R"x(hvswitch_mcast_groups{vlan="10"} 1)x",
+           R"x(hvswitch_mcast_groups{vlan="20"} 1)x",
+           R"x(hvswitch_mcast_memberships{vlan="10"} 2)x",
+           R"x(hvswitch_mcast_memberships{vlan="20"} 1)x",
+           R"x(hvswitch_mcast_router_ports{source="learned"} 1)x",
+           R"x(hvswitch_mcast_router_ports{source="static"} 2)x",
+           R"x(hvswitch_mcast_messages_total{type="query"} 8)x",
+           R"x(hvswitch_mcast_messages_total{type="report"} 9)x",
+           R"x(hvswitch_mcast_messages_total{type="invalid"} 1)x"}) {
+    EXPECT_THAT(text, HasSubstr(std::string(line) + "\n"));
+  }
+  // Without them, none of their families.
+  const std::string plain = Render(TwoPorts());
+  EXPECT_THAT(plain, Not(HasSubstr("hvswitch_mirror_")));
+  EXPECT_THAT(plain, Not(HasSubstr("hvswitch_mcast_")));
+}
+
+TEST(MetricsTest, EveryFamilyHasHelpAndCountersEndInTotal) {
+  BridgeSnapshot snap = WithMirrorAndSnooping();
   for (const prometheus::MetricFamily& family : RenderMetrics(snap)) {
     EXPECT_FALSE(family.help.empty()) << family.name;
     EXPECT_EQ(family.name.rfind("hvswitch_", 0), 0u) << family.name;

@@ -63,7 +63,8 @@ TEST(OptionsTest, ConfigTextReadsBackAsTheSameOptions) {
        "--mirror=m1,from=a,t,to=n,direction=rx,vlan=7", "--mirror=m2,from=t,to=a",
        "--metrics_address=none", "--eal=--no-huge -m 512", "--runtime_dir=/tmp/r",
        "--ctl_group=kvm", "--save_config=/var/lib/h.conf", "--fdb_capacity=1024", "--fdb_aging=0", "--burst=64",
-       "--rx_descriptors=512", "--tx_descriptors=2048", "--mbufs=9000", "--tx_flush_us=50"});
+       "--rx_descriptors=512", "--tx_descriptors=2048", "--mbufs=9000", "--tx_flush_us=50",
+       "--mcast_snooping=1", "--mcast_aging=30"});
   ASSERT_TRUE(o.ok()) << o.status();
   const std::string path = ::testing::TempDir() + "/hvswitch-config-test.conf";
   {
@@ -94,6 +95,8 @@ TEST(OptionsTest, ConfigTextReadsBackAsTheSameOptions) {
   EXPECT_EQ(back->tx_descriptors, 2048);
   EXPECT_EQ(back->mbufs, 9000u);
   EXPECT_EQ(back->tx_flush_us, 50u);
+  EXPECT_TRUE(back->mcast_snooping);
+  EXPECT_EQ(back->mcast_aging, 30u);
   EXPECT_FALSE(back->uses_default_ports);
   std::remove(path.c_str());
 }
@@ -269,6 +272,18 @@ TEST(OptionsTest, MirrorSpecs) {
             "mirror 's': duplicate mirror name");
   // Checked against the ports when the bridge adds it, not here.
   EXPECT_TRUE(Parse({"--mirror=s,from=nosuch,to=b"}).ok());
+}
+
+TEST(OptionsTest, MulticastSnooping) {
+  absl::StatusOr<DaemonOptions> o = Parse({});
+  ASSERT_TRUE(o.ok());
+  EXPECT_FALSE(o->mcast_snooping);
+  EXPECT_EQ(o->mcast_aging, 260u);
+  EXPECT_THAT(ConfigText(*o), Not(HasSubstr("mcast")));
+  EXPECT_THAT(Parse({"--mcast_snooping=2"}).status().message(),
+              HasSubstr("--mcast_snooping must be a number from 0 to 1"));
+  EXPECT_THAT(Parse({"--mcast_aging=9"}).status().message(),
+              HasSubstr("--mcast_aging must be a number from 10 to 86400"));
 }
 
 TEST(OptionsTest, IdleModeAndLongestSleep) {

@@ -79,11 +79,20 @@ TEST(PortSpecTest, RoundTripsThroughToString) {
                            "q,type=vhost-user,path=/h,quota=4096",
                            "z,type=memif,path=/i,client=1,zero_copy=1,id=2,quota=4096",
                            "x,type=vhost-user,path=/j,tx_retries=0",
-                           "y,type=dpdk,tx_retries=32,devargs=net_null0"}) {
+                           "y,type=dpdk,tx_retries=32,devargs=net_null0",
+                           "up,type=dpdk,mrouter=1,devargs=net_null0"}) {
     absl::StatusOr<PortSpec> spec = ParsePortSpec(text);
     ASSERT_TRUE(spec.ok());
     EXPECT_EQ(spec->ToString(), text);
   }
+}
+
+TEST(PortSpecTest, MulticastRouterPort) {
+  EXPECT_TRUE(ParsePortSpec("u,type=vhost-user,path=/u,mrouter=1")->mrouter);
+  EXPECT_FALSE(ParsePortSpec("u,type=vhost-user,path=/u,mrouter=0")->mrouter);
+  EXPECT_FALSE(ParsePortSpec("u,type=vhost-user,path=/u")->mrouter);
+  EXPECT_EQ(ParsePortSpec("u,type=vhost-user,path=/u,mrouter=yes").status().message(),
+            "port 'u': mrouter must be 0 or 1");
 }
 
 TEST(PortSpecTest, VlansMtuAndLearnLimit) {

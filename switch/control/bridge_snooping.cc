@@ -1,0 +1,57 @@
+// The bridge's part in snooping: the copies the workers queue (switch/datapath/
+// snoop_queue.h) read by the control thread, and the group table published from what
+// IGMP/MLD snooping (McastSnooping) makes of them.
+#include <rte_mbuf.h>
+
+#include <vector>
+
+#include "switch/control/bridge.h"
+
+namespace hvswitch {
+
+bool Bridge::DrainSnooped(uint32_t now) {
+  bool mcast_changed = false;
+  std::vector<uint8_t> bytes;
+  rte_mbuf* copies[64];
+  // A bounded number a look: a flood of reports waits for the next, the rest of the
+  // control thread's work goes on.
+  unsigned drained = 0;
+  for (unsigned n; drained < SnoopQueue::kRingSize && (n = snoop_->Drain(copies, 64)) != 0;
+       drained += n) {
+    for (unsigned i = 0; i < n; ++i) {
+      rte_mbuf* m = copies[i];
+      bytes.resize(m->pkt_len);
+      const auto* frame =
+          static_cast<const uint8_t*>(rte_pktmbuf_read(m, 0, m->pkt_len, bytes.data()));
+      if (frame != nullptr && SnoopedKind(m) == SnoopKind::kMcast && mcast_ != nullptr) {
+        mcast_changed |= mcast_->Apply(frame, m->pkt_len, SnoopedPort(m), SnoopedVlan(m), now);
+      }
+      rte_pktmbuf_free(m);
+    }
+  }
+  if (mcast_ != nullptr && now != mcast_aged_at_) {
+    mcast_aged_at_ = now;
+    mcast_changed |= mcast_->Age(now);
+  }
+  if (mcast_changed) PublishMcast();
+  return drained >= SnoopQueue::kRingSize || !snoop_->ArmWakeup();
+}
+
+void Bridge::PublishMcast() {
+  std::unique_ptr<McastTable> next = mcast_->Table();
+  datapath_.mcast.store(next.get(), std::memory_order_release);
+  quiescence_->Synchronize();  // no worker reads the old one any more
+  mcast_table_ = std::move(next);
+}
+
+void Bridge::UpdateStaticRouters() {
+  if (mcast_ == nullptr) return;
+  uint64_t routers = 0;
+  for (int p = 0; p < kMaxPorts; ++p) {
+    const Port* port = slots_->port(p);
+    if (port != nullptr && port->spec().mrouter) routers |= uint64_t{1} << p;
+  }
+  if (mcast_->SetStaticRouters(routers)) PublishMcast();
+}
+
+}  // namespace hvswitch

@@ -1,0 +1,43 @@
+// McastTable: where frames to a multicast group go under IGMP/MLD snooping
+// (--mcast_snooping=1), as the control thread (switch/control/mcast_snooping.h) last
+// published it: immutable, replaced whole and freed after a grace period (RCU), read by
+// the workers only for frames to a group address. Keyed like the FDB, by VLAN and group
+// MAC: groups whose addresses share a MAC (32 IPv4 groups a MAC) share their members, a
+// superset RFC 4541 allows.
+//
+// A frame to a group MAC the table has goes to its members and to the VLAN's multicast
+// router ports (queriers seen, mrouter=1), nowhere else; to any other group MAC it
+// floods, as without snooping (unknown multicast, and the link-local groups the control
+// thread never enters: 224.0.0.0/24, ff02::1).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+namespace hvswitch {
+
+struct McastTable {
+  uint64_t static_routers = 0;  // ports with mrouter=1: router ports in every VLAN
+  // Sorted FDB keys (VLAN << 48 | group MAC) with the ports that joined them, by index.
+  std::vector<uint64_t> keys, members;
+  // Sorted VLANs where queriers were seen, and the ports they were seen on.
+  std::vector<uint16_t> router_vlans;
+  std::vector<uint64_t> routers;
+
+  // The members of the group `key` names; false: not a snooped group (it floods).
+  bool Find(uint64_t key, uint64_t& ports) const {
+    const auto it = std::lower_bound(keys.begin(), keys.end(), key);
+    if (it == keys.end() || *it != key) return false;
+    ports = members[static_cast<size_t>(it - keys.begin())];
+    return true;
+  }
+  // The multicast router ports of `vlan`.
+  uint64_t Routers(uint16_t vlan) const {
+    const auto it = std::lower_bound(router_vlans.begin(), router_vlans.end(), vlan);
+    if (it == router_vlans.end() || *it != vlan) return static_routers;
+    return static_routers | routers[static_cast<size_t>(it - router_vlans.begin())];
+  }
+};
+
+}  // namespace hvswitch

@@ -106,6 +106,10 @@ absl::Status ApplyBpduGuard(absl::string_view value, PortSpec& spec) {
   return ParseSpecFlag(spec, "bpdu_guard", value, spec.guards.bpdu_guard);
 }
 
+absl::Status ApplyIpLearn(absl::string_view value, PortSpec& spec) {
+  return ParseSpecFlag(spec, "ip_learn", value, spec.guards.ip_learn);
+}
+
 constexpr SpecKey kGuardKeys[] = {
     {"police_pps", ApplyPolicePps},
     {"police_pps_burst", ApplyPolicePpsBurst},
@@ -116,6 +120,7 @@ constexpr SpecKey kGuardKeys[] = {
     {"storm_unknown", ApplyStorm<StormClass::kUnknown>},
     {"bpdu_guard", ApplyBpduGuard},
     {"ip", ApplyIps},
+    {"ip_learn", ApplyIpLearn},
 };
 
 }  // namespace
@@ -136,6 +141,11 @@ absl::Status CheckGuardKeys(const PortSpec& spec, const KeysGiven& given) {
   if (given.contains("police_bps_burst") && !given.contains("police_bps")) {
     return SpecError(spec.name, "police_bps_burst= needs police_bps=");
   }
+  // A binding ties addresses to the port's MAC: a DHCP lease is the MAC's, a claim is made
+  // from it. Without one fixed, any MAC could take the port's addresses.
+  if (spec.guards.ip_learn && spec.allowed_macs.empty() && !spec.lock_mac) {
+    return SpecError(spec.name, "ip_learn=1 needs the port's MAC fixed: mac= or lock=1");
+  }
   return absl::OkStatus();
 }
 
@@ -151,6 +161,7 @@ void AppendGuardKeys(const GuardSpec& g, std::string& out) {
   for (size_t i = 0; i < g.ips.size(); ++i) {
     absl::StrAppend(&out, i == 0 ? ",ip=" : ",", IpPrefixString(g.ips[i]));
   }
+  if (g.ip_learn) absl::StrAppend(&out, ",ip_learn=1");
 }
 
 }  // namespace hvswitch

@@ -24,6 +24,10 @@ struct IpPrefix {
 };
 
 inline constexpr size_t kMaxPortIps = 16;  // ip= list length, per family
+// Addresses ip_learn=1 binds from a port's own ARP / neighbour discovery, per family (a
+// guest's IPv4 address; IPv6 link-local, global and temporary ones). DHCP leases come on
+// top, up to kMaxPortIps in all.
+inline constexpr size_t kMaxLearnedIps = 4;
 
 struct GuardSpec {
   // Ingress policing: frames beyond the rate are dropped once classified, before any lookup
@@ -39,10 +43,16 @@ struct GuardSpec {
   // `hvswitchctl port enable`.
   bool bpdu_guard = false;
   // IP anti-spoofing (ip=): the only addresses the port may send from, ARP for and
-  // advertise as a neighbour (switch/datapath/ip_guard.h); empty: any.
+  // advertise as a neighbour (switch/datapath/ip_guard.h); empty: any (unless ip_learn).
   std::vector<IpPrefix> ips;
+  // ip_learn=1: besides `ips`, the addresses a DHCP server (on a port without ip_learn)
+  // leased to the port's MAC, and those the port claims first with ARP or neighbour
+  // discovery (up to kMaxLearnedIps a family); nothing else, even without `ips`. Needs the
+  // port's MAC fixed (mac= or lock=1).
+  bool ip_learn = false;
 
   bool policed() const { return police_pps != 0 || police_bps != 0; }
+  bool ip_guarded() const { return !ips.empty() || ip_learn; }
   bool storm_controlled() const { return storm[0] != 0 || storm[1] != 0 || storm[2] != 0; }
   bool operator==(const GuardSpec&) const = default;
 };

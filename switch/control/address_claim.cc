@@ -115,4 +115,11 @@ std::optional<AddressClaim> ParseAddressClaim(const uint8_t* frame, uint32_t len
   return std::nullopt;
 }
 
+bool IsUsableUnicast(const IpPrefix& address) {
+  if (address.v6) return Usable6(address.addr.data());
+  uint32_t addr;
+  std::memcpy(&addr, address.addr.data(), 4);
+  return Usable4(__builtin_bswap32(addr));
+}
+
 }  // namespace hvswitch

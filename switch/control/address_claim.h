@@ -40,4 +40,8 @@ struct AddressClaim {
 // 224/4 or 240/4; IPv6 not ::, ::1 or ff00::/8.
 std::optional<AddressClaim> ParseAddressClaim(const uint8_t* frame, uint32_t len);
 
+// Whether `address` (length 32 or 128) is usable unicast as above: what a port may be
+// bound to, claimed or leased.
+bool IsUsableUnicast(const IpPrefix& address);
+
 }  // namespace hvswitch

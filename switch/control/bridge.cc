@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "ports/guard_keys.h"
 #include "switch/control/log.h"
 #include "switch/control/rx_hold.h"
 #include "switch/datapath/mac_key.h"
@@ -220,6 +221,7 @@ absl::Status Bridge::RemovePort(absl::string_view name) {
   if (!mirrors.ok()) return mirrors.status();
   for (const std::string& change : *mirrors) Log("%s", change);
   if (capture_->active() && capture_->port() == p) capture_->Stop();
+  ip_learning_.PortGone(p);  // its bindings are not the next port's in the slot
   // From here on no worker polls the port, sends to it or holds a frame for it.
   Publish(NextTable(slot, nullptr, nullptr));
   tunnels_->Detach(slot);  // nor does its uplink's demux hand it frames
@@ -319,6 +321,7 @@ std::unique_ptr<PortTable> Bridge::RebuiltTable() const {
 
 void Bridge::Publish(std::unique_ptr<PortTable> table) {
   mirrors_->WriteTo(*table);
+  ip_learning_.WriteTo(*table);
   table->Seal();
   std::unique_ptr<PortTable> old = std::move(table_);
   table_ = std::move(table);
@@ -491,16 +494,19 @@ void Bridge::FollowLinks(ControlClock::time_point now) {
   if ((mask & ~old_mask) != 0) quiescence_->WakeBlocked();
   // A port that went down forgets its MACs (and its lock) at once; reconnecting memif
   // clients, which may take a while, comes after.
-  bool mcast_changed = false;
+  bool mcast_changed = false, bindings_changed = false;
   for (uint64_t changed = mask ^ old_mask; changed != 0; changed &= changed - 1) {
     const int p = __builtin_ctzll(changed);
     const bool up = (mask >> p) & 1;
     if (!up) learner_->PortDown(static_cast<uint16_t>(p));
-    // A guest that went is no listener any more (nor a router).
+    // A guest that went is no listener any more (nor a router), and what it learned of
+    // addresses is not the next guest's.
     if (!up && mcast_ != nullptr) mcast_changed |= mcast_->PortGone(static_cast<uint16_t>(p));
+    if (!up) bindings_changed |= ip_learning_.PortGone(static_cast<uint16_t>(p));
     LogLinkChange(p, up, now);
   }
   if (mcast_changed) PublishMcast();
+  if (bindings_changed) Publish(RebuiltTable());
   for (int p = 0; p < kMaxPorts; ++p) {
     const Port* port = slots_->port(p);
     if (port == nullptr || !port->reconnect().enabled) continue;
@@ -599,7 +605,15 @@ BridgeSnapshot Bridge::Snapshot() const {
   uint64_t up_mask = datapath_.up_mask.load(std::memory_order_relaxed);
   const uint64_t shut_mask = datapath_.shut_mask.load(std::memory_order_relaxed);
   snap.ports = slots_->Snapshot();
+  const IpLearning::Snapshot learned = ip_learning_.Read();
+  snap.ip_learn_events = learned.events;
+  const uint32_t seconds = now();
   for (PortSnapshot& ps : snap.ports) {
+    for (const LearnedBinding& b : learned.bindings[ps.index]) {
+      ps.ip_learned.push_back({IpPrefixString(b.address),
+                               kBindingSourceNames[static_cast<size_t>(b.source)],
+                               b.expires == 0 ? 0 : b.expires > seconds ? b.expires - seconds : 0});
+    }
     ps.up = (up_mask >> ps.index) & 1;
     ps.shut = (shut_mask >> ps.index) & 1;
     ps.fdb_learned = fdb_->learned(ps.index);

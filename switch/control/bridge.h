@@ -21,6 +21,7 @@
 #include "switch/control/control_timers.h"
 #include "switch/control/learner.h"
 #include "switch/control/link_events.h"
+#include "switch/control/ip_learning.h"
 #include "switch/control/link_log_limit.h"
 #include "switch/control/mcast_snooping.h"
 #include "switch/control/mirrors.h"
@@ -146,7 +147,8 @@ class Bridge : public BridgeControl {
   // What the workers counted in mirror session slot `slot`.
   MirrorTotals MirrorSums(int slot) const;
   // Snooping (bridge_snooping.cc): the copies the workers queued, read (IGMP/MLD into
-  // mcast_, ...) and freed; the group table published again when what it says changed.
+  // mcast_, DHCP replies and address claims into ip_learning_) and freed; the group table,
+  // or the port table, published again when what it says changed.
   // Returns whether copies may still wait (the caller must not sleep).
   bool DrainSnooped(uint32_t now);
   void PublishMcast();
@@ -184,7 +186,8 @@ class Bridge : public BridgeControl {
   std::unique_ptr<SnoopQueue> snoop_;
   std::unique_ptr<McastSnooping> mcast_;  // null: --mcast_snooping=0
   std::unique_ptr<McastTable> mcast_table_;  // the one the workers read
-  uint32_t mcast_aged_at_ = 0;  // the control clock's second of the last ageing
+  uint32_t snoop_aged_at_ = 0;  // the control clock's second of the last ageing
+  IpLearning ip_learning_;  // ip_learn=1 ports' bindings
   std::unique_ptr<LinkEvents> link_events_;
   uint64_t known_up_ = 0;  // the ports FollowLinks last saw up
   uint64_t known_shut_ = 0;  // the shut ports FollowShut last saw

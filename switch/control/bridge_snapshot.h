@@ -10,6 +10,7 @@
 #include "ports/port.h"
 #include "switch/datapath/counters.h"
 #include "switch/datapath/idle_backoff.h"
+#include "switch/control/ip_learning.h"
 #include "switch/control/mcast_snooping.h"
 #include "switch/control/mirror_spec.h"
 #include "switch/control/vxlan_snapshot.h"
@@ -21,6 +22,13 @@ struct PortSnapshot {
   std::string name, type, mac, path;
   std::string spec;  // as the port was given, in the --port grammar
   std::vector<std::string> ip_bindings;  // ip=, as written back: "10.0.0.5", "2001:db8::/64"
+  // ip_learn=1: what it learned, from where ("dhcp", "arp", "nd"), and the seconds left of
+  // a lease (0: until the port goes).
+  struct Learned {
+    std::string address, source;
+    uint32_t expires_in;
+  };
+  std::vector<Learned> ip_learned;
   bool up = false;
   bool shut = false;  // bpdu_guard=1 shut it (Datapath::shut_mask)
   // The mirror sessions whose copies it takes (it takes nothing else); empty: none.
@@ -74,6 +82,8 @@ struct BridgeSnapshot {
   VxlanTunnelsSnapshot vxlan;  // the VXLAN tunnels (type=vxlan ports), if any
   std::vector<MirrorSnapshot> mirrors;  // in slot order
   McastSnapshot mcast;  // IGMP/MLD snooping (enabled false: off)
+  // ip_learn=1: what became of what learning ports claimed and were leased, by LearnEvent.
+  std::array<uint64_t, kLearnEvents> ip_learn_events{};
 
   uint64_t& operator[](SwitchStat s) { return stats[static_cast<size_t>(s)]; }
   uint64_t operator[](SwitchStat s) const { return stats[static_cast<size_t>(s)]; }

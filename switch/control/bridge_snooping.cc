@@ -10,7 +10,9 @@
 namespace hvswitch {
 
 bool Bridge::DrainSnooped(uint32_t now) {
-  bool mcast_changed = false;
+  bool mcast_changed = false, bindings_changed = false;
+  const std::vector<const PortSpec*> specs = slots_->SpecSlots();
+  const LearningPorts ports{specs, *table_, datapath_};
   std::vector<uint8_t> bytes;
   rte_mbuf* copies[64];
   // A bounded number a look: a flood of reports waits for the next, the rest of the
@@ -23,17 +25,33 @@ bool Bridge::DrainSnooped(uint32_t now) {
       bytes.resize(m->pkt_len);
       const auto* frame =
           static_cast<const uint8_t*>(rte_pktmbuf_read(m, 0, m->pkt_len, bytes.data()));
-      if (frame != nullptr && SnoopedKind(m) == SnoopKind::kMcast && mcast_ != nullptr) {
-        mcast_changed |= mcast_->Apply(frame, m->pkt_len, SnoopedPort(m), SnoopedVlan(m), now);
+      if (frame != nullptr) {
+        switch (SnoopedKind(m)) {
+          case SnoopKind::kMcast:
+            if (mcast_ == nullptr) break;  // snooping was never on: nothing sends these
+            mcast_changed |=
+                mcast_->Apply(frame, m->pkt_len, SnoopedPort(m), SnoopedVlan(m), now);
+            break;
+          case SnoopKind::kDhcp:
+            bindings_changed |= ip_learning_.ApplyDhcp(frame, m->pkt_len, SnoopedPort(m),
+                                                       SnoopedFromEthdev(m), now, ports);
+            break;
+          case SnoopKind::kClaim:
+            bindings_changed |=
+                ip_learning_.ApplyClaim(frame, m->pkt_len, SnoopedPort(m), now, ports);
+            break;
+        }
       }
       rte_pktmbuf_free(m);
     }
   }
-  if (mcast_ != nullptr && now != mcast_aged_at_) {
-    mcast_aged_at_ = now;
-    mcast_changed |= mcast_->Age(now);
+  if (now != snoop_aged_at_) {
+    snoop_aged_at_ = now;
+    if (mcast_ != nullptr) mcast_changed |= mcast_->Age(now);
+    bindings_changed |= ip_learning_.Age(now);
   }
   if (mcast_changed) PublishMcast();
+  if (bindings_changed) Publish(RebuiltTable());
   return drained >= SnoopQueue::kRingSize || !snoop_->ArmWakeup();
 }
 

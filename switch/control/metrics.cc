@@ -169,12 +169,17 @@ void AddPortGauges(const BridgeSnapshot& snap, std::vector<MetricFamily>& out) {
   MetricFamily bindings = Family(
       "hvswitch_port_ip_binding",
       "An address or prefix the port may send IP from, ARP for and advertise as a neighbour "
-      "(always 1; ip=); its other IP, ARP and neighbour advertisements are dropped as "
-      "spoofed_ip.",
+      "(always 1); source=static: ip=; dhcp, arp, nd: learned (ip_learn=1) from a DHCP "
+      "server's lease, or claimed first by the port's ARP or neighbour discovery. Its "
+      "other IP, ARP and neighbour advertisements are dropped as spoofed_ip.",
       MetricType::Gauge);
   for (const PortSnapshot& port : snap.ports) {
     for (const std::string& address : port.ip_bindings) {
       AddSample(bindings, {{"port", port.name}, {"address", address}, {"source", "static"}}, 1);
+    }
+    for (const PortSnapshot::Learned& l : port.ip_learned) {
+      AddSample(bindings, {{"port", port.name}, {"address", l.address}, {"source", l.source}},
+                1);
     }
   }
   if (!bindings.metric.empty()) out.push_back(std::move(bindings));
@@ -326,6 +331,26 @@ void AddMcast(const McastSnapshot& m, std::vector<MetricFamily>& out) {
   out.push_back(std::move(messages));
 }
 
+// ip_learn=1's outcomes (none before a port learns anything).
+void AddIpLearning(const BridgeSnapshot& snap, std::vector<MetricFamily>& out) {
+  uint64_t any = 0;
+  for (uint64_t n : snap.ip_learn_events) any |= n;
+  if (any == 0) return;
+  MetricFamily events = Family(
+      "hvswitch_ip_learn_events_total",
+      "What ip_learn=1 ports' DHCP leases and address claims came to: bound (or renewed); "
+      "taken (another port sharing a VLAN has the address: a guest claiming another's); "
+      "limit (as many learned addresses as a port may have); foreign_mac (claimed from or "
+      "for, or leased to, a MAC the port may not use); untrusted (a DHCP reply from a "
+      "learning port); no_lease (a DHCP ACK without a lease time).",
+      MetricType::Counter);
+  for (size_t e = 0; e < kLearnEvents; ++e) {
+    AddSample(events, {{"event", kLearnEventNames[e]}},
+              static_cast<double>(snap.ip_learn_events[e]));
+  }
+  out.push_back(std::move(events));
+}
+
 }  // namespace
 
 MetricFamily Family(std::string_view name, std::string_view help, MetricType type) {
@@ -353,6 +378,7 @@ std::vector<MetricFamily> RenderMetrics(const BridgeSnapshot& snap) {
   AddVxlanMetrics(snap.vxlan, out);
   AddMirrors(snap, out);
   AddMcast(snap.mcast, out);
+  AddIpLearning(snap, out);
   return out;
 }
 

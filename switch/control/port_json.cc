@@ -49,6 +49,13 @@ json PortJson(const PortSnapshot& port, bool detail) {
   if (!detail) return j;
   j["spec"] = port.spec;
   if (!port.ip_bindings.empty()) j["ip_bindings"] = port.ip_bindings;
+  if (!port.ip_learned.empty()) {
+    json learned = json::array();
+    for (const PortSnapshot::Learned& l : port.ip_learned) {
+      learned.push_back({{"address", l.address}, {"source", l.source}, {"expires", l.expires_in}});
+    }
+    j["ip_learned"] = learned;
+  }
   if (!port.analyser_of.empty()) j["analyser_of"] = port.analyser_of;
   if (port.quota != 0) {
     j["buffer_quota"] = port.quota;

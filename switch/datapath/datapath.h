@@ -212,6 +212,7 @@ struct PortTable {
         continue;
       }
       for (const IpPrefix& prefix : specs[p]->guards.ips) ips[p].Add(prefix);
+      ips[p].learn = specs[p]->guards.ip_learn;
       present |= uint64_t{1} << p;
       ports[p].mtu = specs[p]->mtu;
       ports[p].tx_retries = specs[p]->tx_retries;

@@ -123,6 +123,7 @@ struct Classification {
 struct IpVerdict {
   bool allowed;
   uint32_t cache;  // an untagged IPv4 frame's bound source, for IpQuick; else 0
+  bool claim;      // ip_learn=1: it claims an address not bound (ClaimsUnbound)
 };
 
 // The full check (ip_guard.h), past one tag. A tag cut short is not refused here: it is
@@ -132,14 +133,16 @@ struct IpVerdict {
   std::memcpy(&ether_type, eth + 12, 2);
   uint32_t l2 = RTE_ETHER_HDR_LEN;
   if (ether_type == kEtherVlan) {
-    if (len < RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN) return {true, 0};
+    if (len < RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN) return {true, 0, false};
     std::memcpy(&ether_type, eth + 16, 2);
     l2 += RTE_VLAN_HLEN;
   }
-  if (!IpAllowed(ips, ether_type, eth + l2, len - l2)) return {false, 0};
+  const bool allowed = IpAllowed(ips, ether_type, eth + l2, len - l2);
+  const bool claim = ips.learn && ClaimsUnbound(ether_type, eth + l2, len - l2, allowed);
+  if (!allowed) return {false, 0, claim};
   uint32_t src = 0;
   if (l2 == RTE_ETHER_HDR_LEN && ether_type == kEtherIpv4) std::memcpy(&src, eth + 26, 4);
-  return {true, src != 0 && ips.Allows4(src) ? src : 0};
+  return {true, src != 0 && ips.Allows4(src) ? src : 0, claim};
 }
 
 // Whether the four frames at `m` all continue the raw run `run` (VPP's l2fwd quad loop):
@@ -421,6 +424,7 @@ inline void Forwarder::Classify(Burst& b, rte_mbuf** pkts, uint16_t n) {
     std::memcpy(&tail, eth + 6, 8);  // source MAC, EtherType
     if (kIpGuard && !IpQuick(c.ok4, m, eth, tail)) [[unlikely]] {
       const IpVerdict ip = IpCheck(*c.ips, eth, m->data_len);
+      if (ip.claim) [[unlikely]] OfferClaim(b.in_port, m);
       if (!ip.allowed) {  // before it joins a run: it neither ends one nor is looked up
         ++c.spoofed_ip;
         c.dropped_bytes += len;

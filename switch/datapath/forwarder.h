@@ -299,6 +299,14 @@ class Forwarder {
   }
   [[gnu::noinline, gnu::cold]] void SendMirrorCopies();
 
+  // ip_learn=1 (ip_learn_tap.cc): what the control thread reads to bind addresses to a
+  // learning port, copied to the snoop queue. A frame of `port` claiming an address
+  // (ClaimsUnbound), a few a millisecond per port at most: a guest sending claims
+  // without end takes no more of the queue, nor of this worker, than that.
+  [[gnu::noinline, gnu::cold]] void OfferClaim(uint16_t port, const rte_mbuf* m);
+  // FlushPort, for a learning port: the DHCP server messages among the frames it is sent.
+  [[gnu::noinline]] void OfferDhcpReplies(uint16_t port, rte_mbuf* const* pkts, uint16_t n);
+
   // Capture (capture_tap.cc): copies frames of a captured port into the capture ring
   // (rx: as received; tx: the first `sent` of `copies`, the rest freed).
   void CaptureReceived(uint16_t port, rte_mbuf* const* pkts, uint16_t n);
@@ -378,6 +386,13 @@ class Forwarder {
   // MirrorSent; an analyser is never mirrored, so its FlushPort never reaches them.
   std::array<std::array<rte_mbuf*, kMaxBurst>, kMaxMirrors> mirror_copies_;
   std::array<uint16_t, kMaxMirrors> mirror_copied_{};
+  // OfferClaim's budget per port: claims it may still offer, and when it last had its
+  // tokens counted (TSC).
+  struct ClaimBudget {
+    uint32_t tokens = 0;
+    uint64_t counted = 0;
+  };
+  std::array<ClaimBudget, kMaxPorts> claim_budget_{};
 };
 
 inline void Forwarder::UnicastRun(uint16_t port, const Run& run, rte_mbuf** frames) {

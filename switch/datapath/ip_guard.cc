@@ -8,7 +8,8 @@ namespace hvswitch {
 namespace {
 
 constexpr uint8_t kProtoUdp = 17;
-constexpr uint8_t kNeighbourSolicitation = 135, kNeighbourAdvertisement = 136;
+constexpr uint8_t kRouterSolicitation = 133, kNeighbourSolicitation = 135,
+                  kNeighbourAdvertisement = 136;
 constexpr uint8_t kMldv2Report = 143, kMldv1Report = 131;
 
 uint16_t Load16(const uint8_t* p) {
@@ -43,17 +44,26 @@ bool IsZero16(const uint8_t* addr) {
   return (a | b) == 0;
 }
 
-// An IPv4 packet from 0.0.0.0: only a DHCP client's (UDP 68 -> 67, before it has an
-// address).
-bool IsDhcpClient(const uint8_t* ip, uint32_t len) {
+// Whether an IPv4 packet is UDP from port `sport` to `dport` (its first fragment: a later
+// one has no ports).
+bool IsUdp(const uint8_t* ip, uint32_t len, uint16_t sport, uint16_t dport) {
   const uint32_t ihl = (ip[0] & 0xf) * 4u;
   if (ip[9] != kProtoUdp || ihl < 20 || len < ihl + 4) return false;
-  return Load16(ip + ihl) == __builtin_bswap16(68) && Load16(ip + ihl + 2) == __builtin_bswap16(67);
+  if ((Load16(ip + 6) & __builtin_bswap16(0x1fff)) != 0) return false;  // a later fragment
+  return Load16(ip + ihl) == __builtin_bswap16(sport) &&
+         Load16(ip + ihl + 2) == __builtin_bswap16(dport);
 }
+
+// An IPv4 packet from 0.0.0.0: only a DHCP client's (UDP 68 -> 67, before it has an
+// address).
+bool IsDhcpClient(const uint8_t* ip, uint32_t len) { return IsUdp(ip, len, 68, 67); }
 
 bool Ipv4Allowed(const IpBindings& bindings, const uint8_t* ip, uint32_t len) {
   if (len < 20) return false;
   const uint32_t src = Load32(ip + 12);
+  // A learning port is a DHCP client, never a server: its replies would bind addresses
+  // to other ports (and are a rogue server's).
+  if (bindings.learn && IsUdp(ip, len, 67, 68)) return false;
   if (bindings.Allows4(src)) return true;
   return src == 0 && IsDhcpClient(ip, len);
 }
@@ -119,6 +129,27 @@ bool IpBindings::Allows6(const uint8_t* addr) const {
     }
   }
   return false;
+}
+
+bool IsDhcpReply(uint16_t ether_type, const uint8_t* l3, uint32_t len) {
+  return ether_type == kEtherIpv4 && len >= 20 && (l3[0] >> 4) == 4 && IsUdp(l3, len, 67, 68);
+}
+
+bool ClaimsUnbound(uint16_t ether_type, const uint8_t* l3, uint32_t len, bool allowed) {
+  if (ether_type == kEtherArp) {
+    // A refused ARP claims its sender; an allowed one from 0.0.0.0 (a probe) its target.
+    return len >= 28 && (!allowed || Load32(l3 + 14) == 0);
+  }
+  if (ether_type != kEtherIpv6 || len < 40) return false;
+  const uint8_t* icmp = nullptr;
+  uint32_t icmp_len = 0;
+  if (FindIcmpv6(l3, len, &icmp, &icmp_len) != Ipv6Upper::kIcmpv6) return false;
+  if (icmp[0] != kRouterSolicitation && icmp[0] != kNeighbourSolicitation &&
+      icmp[0] != kNeighbourAdvertisement) {
+    return false;
+  }
+  // Refused, or duplicate address detection (from ::, allowed): its target.
+  return !allowed || IsZero16(l3 + 8);
 }
 
 bool IpAllowed(const IpBindings& bindings, uint16_t ether_type, const uint8_t* l3, uint32_t len) {

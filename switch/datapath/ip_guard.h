@@ -10,7 +10,8 @@
 //     (a neighbour solicitation) and MLD reports do;
 //   - neighbour advertisements only for a bound target (the in-subnet hijack);
 //   - any frame of another EtherType (not IP: the bindings say nothing of it), except
-//     one whose EtherType is another VLAN tag (what it carries cannot be checked).
+//     one whose EtherType is another VLAN tag (what it carries cannot be checked);
+//   - with ip_learn=1 (IpBindings::learn), no DHCP server message (UDP 67 -> 68).
 // A family without bindings sends nothing of that family (beyond DHCP and DAD). IPv6
 // link-local addresses are addresses like any: bind fe80::/64 (or the guest's own) to let
 // a port use them. Anything too short to be checked is refused, and so is an IPv6 packet
@@ -31,6 +32,8 @@ namespace hvswitch {
 // loaded as the frame's bytes are (memcpy), so that a check is an AND and a compare.
 struct IpBindings {
   uint8_t nb_v4 = 0, nb_v6 = 0;
+  // ip_learn=1: the port is a DHCP client only (its DHCP server messages are refused).
+  bool learn = false;
   std::array<uint32_t, kMaxPortIps> v4_addr{}, v4_mask{};
   std::array<std::array<uint64_t, 2>, kMaxPortIps> v6_addr{}, v6_mask{};
 
@@ -62,5 +65,16 @@ inline bool IpGuardReads(uint16_t ether_type) {
 // Ethernet header (and tag), `ether_type` is the EtherType there (network order), `len`
 // the bytes at `l3` in the frame's first segment.
 bool IpAllowed(const IpBindings& bindings, uint16_t ether_type, const uint8_t* l3, uint32_t len);
+
+// ip_learn=1: whether the frame (IpAllowed's verdict `allowed`) claims an address its
+// port's bindings do not hold: an ARP refused, or a probe (from 0.0.0.0, RFC 5227); neighbour
+// discovery (router and neighbour solicitations, advertisements) refused, or from ::
+// (DAD). The control thread reads such frames (switch/control/address_claim.h) and binds
+// what is the port's to take.
+bool ClaimsUnbound(uint16_t ether_type, const uint8_t* l3, uint32_t len, bool allowed);
+
+// Whether the frame is a DHCP server's message to a client (IPv4, UDP 67 -> 68): what a
+// learning port is sent of it tells the control thread its lease (dhcp_message.h).
+bool IsDhcpReply(uint16_t ether_type, const uint8_t* l3, uint32_t len);
 
 }  // namespace hvswitch

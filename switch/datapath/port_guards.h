@@ -46,15 +46,19 @@ inline constexpr GuardMeter StormMeter(StormClass c) {
 inline constexpr uint8_t kGuardPolice = 1;      // police_pps= / police_bps=
 inline constexpr uint8_t kGuardStorm = 2;       // storm_*=
 inline constexpr uint8_t kGuardBpdu = 4;        // bpdu_guard=1
-inline constexpr uint8_t kGuardIp = 8;          // ip=
+inline constexpr uint8_t kGuardIp = 8;          // ip= or ip_learn=1
 // Not a spec key: the port is a mirror session's destination (PortTable::Seal sets it),
 // whose own frames are dropped (mirror_port).
 inline constexpr uint8_t kGuardMirrorPort = 16;
+// ip_learn=1 (with kGuardIp): its ARP and neighbour discovery that no binding allows
+// are copied for the control thread (claims), and so are the DHCP replies sent to it.
+inline constexpr uint8_t kGuardIpLearn = 32;
 inline uint8_t GuardBits(const GuardSpec& spec) {
   return static_cast<uint8_t>((spec.policed() ? kGuardPolice : 0) |
                               (spec.storm_controlled() ? kGuardStorm : 0) |
                               (spec.bpdu_guard ? kGuardBpdu : 0) |
-                              (spec.ips.empty() ? 0 : kGuardIp));
+                              (spec.ip_guarded() ? kGuardIp : 0) |
+                              (spec.ip_learn ? kGuardIpLearn : 0));
 }
 
 // 802.1D's reserved group addresses 01:80:C2:00:00:00-0F (FDB key layout, MAC in wire

@@ -38,11 +38,13 @@ SnoopQueue::~SnoopQueue() {
 }
 
 bool SnoopQueue::Offer(const rte_mbuf* m, uint16_t port, uint16_t vlan, SnoopKind kind) {
+  if (rte_ring_full(ring_)) return false;  // no copy made for nothing
   rte_mbuf* copy = rte_pktmbuf_copy(m, pool_, 0, UINT32_MAX);
   if (copy == nullptr) return false;
   copy->port = port;
   copy->vlan_tci = vlan;
   copy->hash.usr = static_cast<uint32_t>(kind);
+  copy->hash.fdir.hi = m->port;
   if (rte_ring_mp_enqueue(ring_, copy) != 0) {
     rte_pktmbuf_free(copy);
     return false;

@@ -28,10 +28,15 @@ namespace hvswitch {
 // Why a frame was copied; kept in the copy's hash.usr.
 enum class SnoopKind : uint32_t { kMcast = 1, kDhcp = 2, kClaim = 3 };
 
-// A copy's origin: the bridge port it was received on (in `port`) and its VLAN (in
-// `vlan_tci`), as SnoopQueue::Offer records them.
+// A copy's origin, as SnoopQueue::Offer records them: the bridge port it is about (in
+// `port`: where it was received, or for a DHCP reply the port it is sent to), its VLAN (in
+// `vlan_tci`; 0 where the worker did not read it), and the ethdev the frame came in on
+// (in hash.fdir.hi).
 inline uint16_t SnoopedPort(const rte_mbuf* m) { return m->port; }
 inline uint16_t SnoopedVlan(const rte_mbuf* m) { return m->vlan_tci; }
+inline uint16_t SnoopedFromEthdev(const rte_mbuf* m) {
+  return static_cast<uint16_t>(m->hash.fdir.hi);
+}
 inline SnoopKind SnoopedKind(const rte_mbuf* m) { return static_cast<SnoopKind>(m->hash.usr); }
 
 class SnoopQueue {

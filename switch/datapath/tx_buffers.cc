@@ -120,6 +120,7 @@ void Forwarder::FlushPort(uint16_t port) {
       (capture_tx_ >> port) & 1 ? CopyForCapture(port, buffer.pkts, n, captured, false) : 0;
   const uint8_t mirrored = dp.mirror_tx;
   if (mirrored != 0) [[unlikely]] CopyForMirrors(mirrored, buffer.pkts, n);
+  if (dp.guards & kGuardIpLearn) [[unlikely]] OfferDhcpReplies(port, buffer.pkts, n);
   if (lock != nullptr) rte_spinlock_lock(lock);
   uint16_t sent = rte_eth_tx_burst(dp.eth_port, queue, buffer.pkts, n);
   // Taken in part: the queue is draining, offer the rest again. Taken not at all: the

@@ -178,6 +178,37 @@ class ForwarderTest : public ::testing::Test {
     return RunBurst(in, {frame})[0];
   }
 
+  // Whole frames as bytes (tests/snoop_frames.h builds them), their MACs set, tagged with
+  // `tag` (-1: not), a sequence number appended for Collect (Ethernet padding to an IP
+  // packet), received on `in` (its ethdev in m->port, as a PMD sets it); then learning.
+  struct RawFrame {
+    std::vector<uint8_t> bytes;
+    uint64_t src, dst;
+    int tag = -1;
+  };
+  void InjectRaw(uint16_t in, const std::vector<RawFrame>& raws, uint32_t now = 0) {
+    std::vector<rte_mbuf*> burst;
+    for (uint32_t seq = 0; seq < raws.size(); ++seq) {
+      std::vector<uint8_t> f = raws[seq].bytes;
+      std::memcpy(f.data(), &raws[seq].dst, 6);
+      std::memcpy(f.data() + 6, &raws[seq].src, 6);
+      if (raws[seq].tag >= 0) {
+        const uint8_t tag[4] = {0x81, 0x00, static_cast<uint8_t>(raws[seq].tag >> 8),
+                                static_cast<uint8_t>(raws[seq].tag)};
+        f.insert(f.begin() + 12, tag, tag + 4);
+      }
+      f.insert(f.end(), reinterpret_cast<const uint8_t*>(&seq),
+               reinterpret_cast<const uint8_t*>(&seq) + 4);
+      rte_mbuf* m = rte_pktmbuf_alloc(pool_);
+      std::memcpy(rte_pktmbuf_append(m, static_cast<uint16_t>(f.size())), f.data(), f.size());
+      m->port = table_.ports[in].eth_port;
+      burst.push_back(m);
+    }
+    datapath_.now_seconds.store(now);
+    forwarder_->HandleBurst(in, burst.data(), static_cast<uint16_t>(burst.size()));
+    learner_->Poll(now);
+  }
+
   uint64_t RxDrops(uint16_t port, RxDrop reason) {
     return counters_.ports[port].rx_drops[static_cast<size_t>(reason)].Read();
   }

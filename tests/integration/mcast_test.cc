@@ -91,38 +91,15 @@ class McastTest : public ForwarderTest {
   }
 
   // `frame` from port `in` with its MACs set (and a tag of `tag`, -1: none), then learning
-  // and snooping; the ports it left by. The sequence number goes in its last 4 bytes
-  // (Ethernet padding to the IP packet).
+  // and snooping; the ports it left by.
   std::vector<model::Copy> SendBytes(uint16_t in, Bytes frame, uint64_t src, uint64_t dst,
                                      int tag = -1, uint32_t now = 0) {
     return BurstOfBytes(in, {{frame, src, dst, tag}}, now)[0];
   }
-  struct Raw {
-    Bytes frame;
-    uint64_t src, dst;
-    int tag;
-  };
-  std::vector<std::vector<model::Copy>> BurstOfBytes(uint16_t in, const std::vector<Raw>& raws,
+  std::vector<std::vector<model::Copy>> BurstOfBytes(uint16_t in,
+                                                     const std::vector<RawFrame>& raws,
                                                      uint32_t now = 0) {
-    std::vector<rte_mbuf*> burst;
-    for (uint32_t seq = 0; seq < raws.size(); ++seq) {
-      Bytes f = raws[seq].frame;
-      std::memcpy(f.data(), &raws[seq].dst, 6);
-      std::memcpy(f.data() + 6, &raws[seq].src, 6);
-      if (raws[seq].tag >= 0) {
-        const uint8_t tag[4] = {0x81, 0x00, static_cast<uint8_t>(raws[seq].tag >> 8),
-                                static_cast<uint8_t>(raws[seq].tag)};
-        f.insert(f.begin() + 12, tag, tag + 4);
-      }
-      f.insert(f.end(), reinterpret_cast<const uint8_t*>(&seq),
-               reinterpret_cast<const uint8_t*>(&seq) + 4);
-      rte_mbuf* m = rte_pktmbuf_alloc(pool_);
-      std::memcpy(rte_pktmbuf_append(m, static_cast<uint16_t>(f.size())), f.data(), f.size());
-      burst.push_back(m);
-    }
-    datapath_.now_seconds.store(now);
-    forwarder_->HandleBurst(in, burst.data(), static_cast<uint16_t>(burst.size()));
-    learner_->Poll(now);
+    InjectRaw(in, raws, now);
     Snoop(now);
     return Collect(raws.size());
   }
@@ -246,7 +223,7 @@ TEST_F(McastTest, StaticRouterPortsGetEveryGroupAndTheReports) {
 
 TEST_F(McastTest, MessagesTheQueueCannotTakeAreCountedAndStillForwarded) {
   // 64 in the ring (63 usable): the rest find it full (nobody drains until the burst ends).
-  std::vector<Raw> reports(64, Raw{Join("239.1.1.1"), kB, kV3Reports, -1});
+  std::vector<RawFrame> reports(64, RawFrame{Join("239.1.1.1"), kB, kV3Reports, -1});
   SendBytes(3, Query(), kC, kAllHosts);
   for (const auto& out : BurstOfBytes(1, reports)) EXPECT_EQ(out, Untagged({3}));
   EXPECT_EQ(counters_[CoreCounter::kSnoopQueueDrops].Read(), 1u);
@@ -296,7 +273,7 @@ TEST_F(McastTest, MatchesReferenceModelOnRandomBursts) {
       }
       const uint16_t in = static_cast<uint16_t>(rng() % kPorts);
       const model::PortConfig& pc = configs[in];
-      std::vector<Raw> raws;
+      std::vector<RawFrame> raws;
       std::vector<model::Frame> frames;
       for (size_t i = 1 + rng() % 8; i > 0; --i) {
         model::Frame f{srcs[in], dsts[rng() % std::size(dsts)]};

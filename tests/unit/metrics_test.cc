@@ -435,8 +435,10 @@ constexpr const char* kExposition[] = {
     R"x(hvswitch_port_queue_stat_total{port="vm1",direction="rx",queue="1",stat="good_packet)x"
       R"x(s"} 24)x",
     R"x(# HELP hvswitch_port_ip_binding An address or prefix the port may send IP from, ARP )x"
-      R"x(for and advertise as a neighbour (always 1; ip=); its other IP, ARP and neighbour )x"
-      R"x(advertisements are dropped as spoofed_ip.)x",
+      R"x(for and advertise as a neighbour (always 1); source=static: ip=; dhcp, arp, nd: )x"
+      R"x(learned (ip_learn=1) from a DHCP server's lease, or claimed first by the port's ARP )x"
+      R"x(or neighbour discovery. Its other IP, ARP and neighbour advertisements are dropped )x"
+      R"x(as spoofed_ip.)x",
     R"x(# TYPE hvswitch_port_ip_binding gauge)x",
     R"x(hvswitch_port_ip_binding{port="vm1",address="10.0.0.5",source="static"} 1)x",
     R"x(hvswitch_port_ip_binding{port="vm1",address="2001:db8::/64",source="static"} 1)x",
@@ -681,7 +683,8 @@ TEST(CountersTest, BurstBuckets) {
   }
 }
 
-// Mirror sessions and multicast snooping: families only when there is one / it is on.
+// Mirror sessions, multicast snooping and IP learning: families only when there is one,
+// it is on, or it learned something.
 BridgeSnapshot WithMirrorAndSnooping() {
   BridgeSnapshot snap;
   snap.ports.resize(1);
@@ -698,10 +701,12 @@ BridgeSnapshot WithMirrorAndSnooping() {
   snap.mcast.queries = 8;
   snap.mcast.reports = 9;
   snap.mcast.invalid = 1;
+  snap.ports[0].ip_learned = {{"10.0.0.9", "dhcp", 100}, {"fe80::9", "nd", 0}};
+  snap.ip_learn_events = {3, 4, 5, 6, 7, 8};
   return snap;
 }
 
-TEST(MetricsTest, MirrorAndSnoopingFamilies) {
+TEST(MetricsTest, MirrorSnoopingAndLearningFamilies) {
   const std::string text = Render(WithMirrorAndSnooping());
   for (const char* line : {
            R"x(hvswitch_mirror_copies_total{mirror="span",direction="rx"} 5)x",
@@ -715,13 +720,22 @@ TEST(MetricsTest, MirrorAndSnoopingFamilies) {
            R"x(hvswitch_mcast_router_ports{source="static"} 2)x",
            R"x(hvswitch_mcast_messages_total{type="query"} 8)x",
            R"x(hvswitch_mcast_messages_total{type="report"} 9)x",
-           R"x(hvswitch_mcast_messages_total{type="invalid"} 1)x"}) {
+           R"x(hvswitch_mcast_messages_total{type="invalid"} 1)x",
+           R"x(hvswitch_port_ip_binding{port="p",address="10.0.0.9",source="dhcp"} 1)x",
+           R"x(hvswitch_port_ip_binding{port="p",address="fe80::9",source="nd"} 1)x",
+           R"x(hvswitch_ip_learn_events_total{event="bound"} 3)x",
+           R"x(hvswitch_ip_learn_events_total{event="taken"} 4)x",
+           R"x(hvswitch_ip_learn_events_total{event="limit"} 5)x",
+           R"x(hvswitch_ip_learn_events_total{event="foreign_mac"} 6)x",
+           R"x(hvswitch_ip_learn_events_total{event="untrusted"} 7)x",
+           R"x(hvswitch_ip_learn_events_total{event="no_lease"} 8)x"}) {
     EXPECT_THAT(text, HasSubstr(std::string(line) + "\n"));
   }
   // Without them, none of their families.
   const std::string plain = Render(TwoPorts());
   EXPECT_THAT(plain, Not(HasSubstr("hvswitch_mirror_")));
   EXPECT_THAT(plain, Not(HasSubstr("hvswitch_mcast_")));
+  EXPECT_THAT(plain, Not(HasSubstr("hvswitch_ip_learn_")));
 }
 
 TEST(MetricsTest, EveryFamilyHasHelpAndCountersEndInTotal) {

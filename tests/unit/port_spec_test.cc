@@ -87,6 +87,19 @@ TEST(PortSpecTest, RoundTripsThroughToString) {
   }
 }
 
+TEST(PortSpecTest, IpLearnNeedsTheMacFixed) {
+  PortSpec locked = *ParsePortSpec("g,type=vhost-user,path=/g,lock=1,ip_learn=1");
+  EXPECT_TRUE(locked.guards.ip_learn);
+  EXPECT_TRUE(locked.guards.ip_guarded());
+  EXPECT_EQ(locked.ToString(), "g,type=vhost-user,path=/g,lock=1,ip_learn=1");
+  EXPECT_TRUE(ParsePortSpec("g,type=vhost-user,path=/g,mac=02:00:00:00:00:01,ip_learn=1,"
+                            "ip=10.0.0.5")
+                  .ok());
+  EXPECT_EQ(ParsePortSpec("g,type=vhost-user,path=/g,ip_learn=1").status().message(),
+            "port 'g': ip_learn=1 needs the port's MAC fixed: mac= or lock=1");
+  EXPECT_FALSE(ParsePortSpec("g,type=vhost-user,path=/g,lock=1").value().guards.ip_guarded());
+}
+
 TEST(PortSpecTest, MulticastRouterPort) {
   EXPECT_TRUE(ParsePortSpec("u,type=vhost-user,path=/u,mrouter=1")->mrouter);
   EXPECT_FALSE(ParsePortSpec("u,type=vhost-user,path=/u,mrouter=0")->mrouter);

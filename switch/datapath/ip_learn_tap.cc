@@ -1,0 +1,60 @@
+// ip_learn=1 on the workers: copies of what tells the control thread which addresses a
+// learning port may use (switch/control/ip_learning.h), to the snoop queue. Out of line:
+// only learning ports' frames reach it.
+#include <rte_cycles.h>
+#include <rte_ether.h>
+#include <rte_mbuf.h>
+
+#include <cstring>
+
+#include "switch/datapath/forwarder.h"
+#include "switch/datapath/snoop_queue.h"
+
+namespace hvswitch {
+namespace {
+
+// A port's claims: a burst of this many (a guest's addresses coming up at once), then one
+// a millisecond.
+constexpr uint32_t kClaimBurst = 16;
+constexpr uint64_t kClaimsPerSecond = 1000;
+
+}  // namespace
+
+void Forwarder::OfferClaim(uint16_t port, const rte_mbuf* m) {
+  ClaimBudget& budget = claim_budget_[port];
+  const uint64_t now = rte_rdtsc();
+  const uint64_t cycles_per_claim = rte_get_tsc_hz() / kClaimsPerSecond;
+  const uint64_t earned = (now - budget.counted) / cycles_per_claim;
+  if (earned != 0) {
+    budget.tokens = static_cast<uint32_t>(
+        std::min<uint64_t>(kClaimBurst, budget.tokens + earned));
+    budget.counted += earned * cycles_per_claim;
+  }
+  if (budget.tokens == 0) return;  // the frame's fate is decided all the same
+  --budget.tokens;
+  if (!datapath_.snoop->Offer(m, port, 0, SnoopKind::kClaim)) {
+    counters_[CoreCounter::kSnoopQueueDrops].Add(1);
+  }
+}
+
+void Forwarder::OfferDhcpReplies(uint16_t port, rte_mbuf* const* pkts, uint16_t n) {
+  for (uint16_t i = 0; i < n; ++i) {
+    const rte_mbuf* m = pkts[i];
+    const auto* eth = rte_pktmbuf_mtod(m, const uint8_t*);
+    if (m->data_len < RTE_ETHER_HDR_LEN + 20) continue;
+    uint16_t ether_type;
+    std::memcpy(&ether_type, eth + 12, 2);
+    uint32_t l2 = RTE_ETHER_HDR_LEN;
+    if (ether_type == kEtherVlan) {
+      std::memcpy(&ether_type, eth + 16, 2);
+      l2 += RTE_VLAN_HLEN;
+    }
+    if (!IsDhcpReply(ether_type, eth + l2, m->data_len - l2)) continue;
+    // Who sent it (m->port: the ethdev it came from) decides whether it is believed.
+    if (!datapath_.snoop->Offer(m, port, 0, SnoopKind::kDhcp)) {
+      counters_[CoreCounter::kSnoopQueueDrops].Add(1);
+    }
+  }
+}
+
+}  // namespace hvswitch

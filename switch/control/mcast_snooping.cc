@@ -5,6 +5,9 @@
 namespace hvswitch {
 
 void McastSnooping::Join(uint16_t vlan, const McastGroup& group, uint16_t port, uint32_t now) {
+  // Keyed by MAC in the data path: a group sharing a link-local group's MAC would take
+  // that group's frames from the ports that must have them. Never snooped: it floods.
+  if (IsUnsnoopedGroupMac(GroupMac(group))) return;
   groups_[{vlan, group}][port] = now + aging_;
 }
 

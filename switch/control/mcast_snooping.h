@@ -12,6 +12,10 @@
 // one figure for both). A query from 0.0.0.0 or :: (a snooping switch's or proxy's
 // querier) refreshes nothing: it is no router.
 //
+// Groups whose MAC is a link-local group's (IsUnsnoopedGroupMac: 239.0.0.251 shares
+// mDNS's 01:00:5e:00:00:fb) are not snooped: their frames flood, as the link-local ones'
+// must.
+//
 // A leave (IGMPv2 leave, MLDv1 done, a v3/v2 record leaving) ends the port's membership at
 // once, as Open vSwitch's snooping does: one guest behind a port is the hypervisor's case.
 // Other listeners behind the same port (a bridge in a namespace) report again at the next

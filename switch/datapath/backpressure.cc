@@ -152,7 +152,7 @@ void Forwarder::EndPark(uint16_t port, uint64_t now) {
 
 void Forwarder::OfferParked(uint64_t now) {
   up_mask_ = LoadUpMask();
-  capture_tx_ = datapath_.capture_tx_mask.load(std::memory_order_relaxed);
+  LoadTxTaps();
   // A port beyond its budget is polled again. Its parked frames stay first in line while
   // offered alone (Refused's common case) until they go or their window passes; a refusal
   // that also holds later frames drops every frame of the port in it (MayPause).

@@ -195,6 +195,9 @@ struct PortTable {
   // destination: out of every VLAN (nothing is forwarded to it), its frames dropped.
   std::array<MirrorSession, kMaxMirrors> mirrors{};
   uint64_t analysers = 0;
+  // Bit p set for a port whose transmits are tapped: copied for a mirror (mirror_tx), or
+  // read for DHCP replies (ip_learn=1). Derived by Seal.
+  uint64_t tx_tapped = 0;
   // The receive queues each worker polls. A queue stays with its worker for as long as
   // its port exists: two workers must never poll one queue.
   std::array<std::vector<RxQueueRef>, kMaxWorkers> rx;
@@ -234,6 +237,12 @@ struct PortTable {
       if (ports[p].link_polled) link_polled |= uint64_t{1} << p;
     }
     SealMirrors();
+    tx_tapped = 0;
+    for (size_t p = 0; p < kMaxPorts; ++p) {
+      if (ports[p].mirror_tx != 0 || (ports[p].guards & kGuardIpLearn)) {
+        tx_tapped |= uint64_t{1} << p;
+      }
+    }
     blocks = 0;
     for (size_t w = 0; w < kMaxWorkers; ++w) {
       max_sleep_ns[w] = idle_max_ns;
@@ -252,7 +261,7 @@ struct PortTable {
     analysers = 0;
     for (size_t p = 0; p < kMaxPorts; ++p) {
       ports[p].mirror_rx = ports[p].mirror_tx = 0;
-      ports[p].guards &= static_cast<uint8_t>(~kGuardMirrorPort);
+      ports[p].guards &= static_cast<uint8_t>(~(kGuardMirrorPort | kGuardMirrorRx));
     }
     for (size_t s = 0; s < kMaxMirrors; ++s) {
       const MirrorSession& m = mirrors[s];
@@ -268,6 +277,9 @@ struct PortTable {
       ports[p].guards |= kGuardMirrorPort;
       ports[p].tx_retries = 0;
       ports[p].mirror_rx = ports[p].mirror_tx = 0;  // copies of copies: never
+    }
+    for (size_t p = 0; p < kMaxPorts; ++p) {
+      if (ports[p].mirror_rx != 0) ports[p].guards |= kGuardMirrorRx;
     }
     if (analysers == 0) return;
     for (uint16_t v = 0; v < kVlans; ++v) {

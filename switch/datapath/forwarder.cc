@@ -145,28 +145,28 @@ struct IpVerdict {
   return {true, src != 0 && ips.Allows4(src) ? src : 0, claim};
 }
 
-// Whether the four frames at `m` all continue the raw run `run` (VPP's l2fwd quad loop):
-// none a runt, the same first 14 bytes, the same offload state; with ip= (kIpGuard) and
-// `ipv4` (an IPv4 run), all from `ok4`, the source last found bound. Their headers are
-// read only once every one is known to hold them.
-template <bool kOffloadPort, bool kIpGuard>
-[[gnu::always_inline]] inline bool ContinueFour(const OpenRun& run, rte_mbuf* const* m,
-                                                uint32_t ok4, bool ipv4) {
-  const uint16_t least = kIpGuard && ipv4 ? RTE_ETHER_HDR_LEN + 20 : RTE_ETHER_HDR_LEN;
-  if ((m[0]->data_len < least) | (m[1]->data_len < least) | (m[2]->data_len < least) |
-      (m[3]->data_len < least)) {
-    return false;
-  }
+// Whether the `kFrames` frames at `m` all continue the raw run `run` (VPP's l2fwd quad
+// loop): none a runt, the same first 14 bytes, the same offload state; with kIpv4Src (ip=
+// on an IPv4 run), all from `ok4`, the source last found bound. Their headers are read
+// only once every one is known to hold them.
+template <int kFrames, bool kOffloadPort, bool kIpv4Src>
+[[gnu::always_inline]] inline bool Continue(const OpenRun& run, rte_mbuf* const* m,
+                                            uint32_t ok4) {
+  constexpr uint16_t kLeast = kIpv4Src ? RTE_ETHER_HDR_LEN + 20 : RTE_ETHER_HDR_LEN;
+  bool runt = false;
+#pragma GCC unroll 4
+  for (int k = 0; k < kFrames; ++k) runt |= m[k]->data_len < kLeast;
+  if (runt) return false;
   uint64_t differ = 0;
 #pragma GCC unroll 4
-  for (int k = 0; k < 4; ++k) {
+  for (int k = 0; k < kFrames; ++k) {
     const auto* eth = rte_pktmbuf_mtod(m[k], const uint8_t*);
     uint64_t head, tail;
     std::memcpy(&head, eth, 8);
     std::memcpy(&tail, eth + 6, 8);
     differ |= (head ^ run.head) | (tail ^ run.tail);
     if (kOffloadPort) differ |= HasOffload<kOffloadPort>(m[k]) != run.offload;
-    if (kIpGuard && ipv4) {
+    if (kIpv4Src) {
       uint32_t src;
       std::memcpy(&src, eth + RTE_ETHER_HDR_LEN + 12, 4);
       differ |= src ^ ok4;
@@ -176,18 +176,12 @@ template <bool kOffloadPort, bool kIpGuard>
 }
 
 // Frame `i` continued the raw open run: the frames after it join four at a time while all
-// four continue it; `i` is left at the last one taken.
-template <bool kOffloadPort, bool kIpGuard>
-[[gnu::always_inline]] inline void ExtendByFours(Classification& c, rte_mbuf** frames,
-                                                 rte_mbuf** pkts, uint16_t& i, uint16_t n) {
+// four continue it, then the last few one at a time; `i` is left at the last one taken.
+template <bool kOffloadPort, bool kIpv4Src>
+[[gnu::always_inline]] inline void ExtendRun(Classification& c, rte_mbuf** frames,
+                                             rte_mbuf** pkts, uint16_t& i, uint16_t n) {
   OpenRun& run = c.run;
-  bool ipv4 = false;
-  if (kIpGuard) {  // an IPv4 run continues from the source last found bound; other checked
-    const auto ether_type = static_cast<uint16_t>(run.tail >> 48);  // EtherTypes go singly
-    ipv4 = ether_type == kEtherIpv4;
-    if (ipv4 ? c.ok4 == 0 : IpGuardReads(ether_type)) return;
-  }
-  while (i + 4 < n && ContinueFour<kOffloadPort, kIpGuard>(run, pkts + i + 1, c.ok4, ipv4)) {
+  while (i + 4 < n && Continue<4, kOffloadPort, kIpv4Src>(run, pkts + i + 1, c.ok4)) {
     // The four after these (near the burst's end, those there are).
     const uint16_t ahead = i + 1 + kPrefetchAhead;
     if (ahead + kPrefetchAhead <= n) [[likely]] {
@@ -209,6 +203,30 @@ template <bool kOffloadPort, bool kIpGuard>
     c.nb_frames += 4;
     i += 4;
   }
+  // The burst's last frames (fewer than four left), or those before a four that breaks.
+  while (i + 1 < n && Continue<1, kOffloadPort, kIpv4Src>(run, pkts + i + 1, c.ok4)) {
+    const uint32_t len = pkts[i + 1]->pkt_len;
+    c.rx_bytes += len;
+    run.Extend(len);
+    frames[c.nb_frames++] = pkts[i + 1];
+    ++i;
+  }
+}
+
+// The same, or nothing where ip= must look at the frames one by one: an IPv4 run continues
+// from the source last found bound, frames of the other EtherTypes it reads go singly.
+template <bool kOffloadPort, bool kIpGuard>
+[[gnu::always_inline]] inline void ExtendByFours(Classification& c, rte_mbuf** frames,
+                                                 rte_mbuf** pkts, uint16_t& i, uint16_t n) {
+  if (kIpGuard) {
+    const auto ether_type = static_cast<uint16_t>(c.run.tail >> 48);
+    if (ether_type == kEtherIpv4) {
+      if (c.ok4 != 0) ExtendRun<kOffloadPort, true>(c, frames, pkts, i, n);
+      return;
+    }
+    if (IpGuardReads(ether_type)) return;
+  }
+  ExtendRun<kOffloadPort, false>(c, frames, pkts, i, n);
 }
 
 // A frame with keys other than the open run's (or tagged): the open run is written out
@@ -323,9 +341,12 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
   Burst b(in_port, counters_.ports[in_port], arrays);
   FixUp(in_port, pkts, n);                  // port quirks; the capture sees what came in
   const DatapathPort& dp = table_->ports[in_port];
-  if (dp.guards & (kGuardBpdu | kGuardMirrorPort)) [[unlikely]] {  // frames it may not send
+  // Mirrored as it came; then what it may not send at all.
+  if (dp.guards & (kGuardMirrorRx | kGuardBpdu | kGuardMirrorPort)) [[unlikely]] {
+    if (dp.guards & kGuardMirrorRx) MirrorReceived(dp.mirror_rx, pkts, n);
     if (dp.guards & kGuardMirrorPort) return DropBurst<RxDrop::kMirrorPort>(b.in, pkts, n);
-    if ((datapath_.shut_mask.load(std::memory_order_relaxed) >> in_port) & 1) {
+    if ((dp.guards & kGuardBpdu) &&
+        ((datapath_.shut_mask.load(std::memory_order_relaxed) >> in_port) & 1)) {
       DropBurst<RxDrop::kShut>(b.in, pkts, n);
       return FlushMirrorCopies();
     }
@@ -344,10 +365,14 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
   }
   if (b.nb_frames == 0) return FlushMirrorCopies();
   if (dp.guards & kGuardPolice) [[unlikely]] {  // what exceeds goes before any lookup
+    // Mostly the burst fits whole: one call with its counts; else it is metered frame by
+    // frame, and what exceeds goes.
+    const PoliceFit fit = PoliceBurst(in_port, b.nb_frames, b.kept_bytes);
+    if (fit == PoliceFit::kWhole) [[likely]] goto policed;
     const BurstShape shape = Police(
         in_port, b.in, {b.frames, b.runs, b.keys, b.probes},
         {b.nb_frames, b.nb_runs, b.nb_src_lookups, b.nb_dst_lookups, b.src_known, b.dst_known},
-        b.kept_bytes);
+        fit == PoliceFit::kFramesPaid);
     b.nb_frames = shape.nb_frames;
     b.nb_runs = shape.nb_runs;
     b.nb_src_lookups = shape.nb_src_lookups;
@@ -356,6 +381,7 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
     b.dst_known = shape.dst_known;
     if (b.nb_frames == 0) return FlushMirrorCopies();
   }
+policed:
   LookUp(b);
   ReadSharedState(b);
   // Every run is decided on the table as earlier bursts taught it: the control thread
@@ -373,12 +399,10 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
 }
 
 inline void Forwarder::FixUp(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
-  const DatapathPort& dp = table_->ports[in_port];
-  if (dp.recount_chains) RecountChains(pkts, n);
+  if (table_->ports[in_port].recount_chains) RecountChains(pkts, n);
   if ((datapath_.capture_rx_mask.load(std::memory_order_relaxed) >> in_port) & 1) {
     CaptureReceived(in_port, pkts, n);
   }
-  if (dp.mirror_rx != 0) [[unlikely]] MirrorReceived(dp.mirror_rx, pkts, n);
 }
 
 // Frames are grouped into runs of consecutive frames with the same source, destination
@@ -509,7 +533,7 @@ uint64_t Forwarder::PolledLinksUp(uint64_t polled) const {
 
 inline void Forwarder::ReadSharedState(Burst& b) {
   up_mask_ = LoadUpMask();
-  capture_tx_ = datapath_.capture_tx_mask.load(std::memory_order_relaxed);
+  LoadTxTaps();
   b.learn_blocked =
       (datapath_.learn_blocked_mask.load(std::memory_order_relaxed) >> b.in_port) & 1;
   b.now_seconds = datapath_.now_seconds.load(std::memory_order_relaxed);
@@ -657,9 +681,7 @@ void Forwarder::DropBurst(PortCounters& in, rte_mbuf** pkts, uint16_t n) {
   rte_pktmbuf_free_bulk(pkts, n);
 }
 
-Forwarder::BurstShape Forwarder::Police(uint16_t in_port, PortCounters& in,
-                                        const BurstView& burst, BurstShape shape,
-                                        uint64_t bytes) {
+Forwarder::PoliceFit Forwarder::PoliceBurst(uint16_t in_port, uint16_t frames, uint64_t bytes) {
   const GuardProfiles& profiles = table_->guards[in_port];
   GuardMeters& meters = CurrentMeters(profiles, meters_[in_port]);
   // Read after a (re)configuration, which starts the meters at the TSC: never before it.
@@ -667,13 +689,24 @@ Forwarder::BurstShape Forwarder::Police(uint16_t in_port, PortCounters& in,
   constexpr GuardMeter kFrames = GuardMeter::kPolicePackets, kBytes = GuardMeter::kPoliceBytes;
   // The whole burst at once: its frames, then (if they fit) its bytes. A check that fails
   // takes no tokens, so that the frames are metered one by one from where it left.
-  const bool frames_paid =
-      !profiles.has(kFrames) || MeterFits(profiles, meters, kFrames, shape.nb_frames, now);
-  const bool bytes_paid = frames_paid && (!profiles.has(kBytes) ||
-                                          (bytes <= UINT32_MAX &&
-                                           MeterFits(profiles, meters, kBytes,
-                                                     static_cast<uint32_t>(bytes), now)));
-  if (bytes_paid) return shape;
+  if (profiles.has(kFrames) && !MeterFits(profiles, meters, kFrames, frames, now)) {
+    return PoliceFit::kNone;
+  }
+  if (profiles.has(kBytes) &&
+      (bytes > UINT32_MAX ||
+       !MeterFits(profiles, meters, kBytes, static_cast<uint32_t>(bytes), now))) {
+    return PoliceFit::kFramesPaid;
+  }
+  return PoliceFit::kWhole;
+}
+
+Forwarder::BurstShape Forwarder::Police(uint16_t in_port, PortCounters& in,
+                                        const BurstView& burst, BurstShape shape,
+                                        bool frames_paid) {
+  const GuardProfiles& profiles = table_->guards[in_port];
+  GuardMeters& meters = meters_[in_port];  // made current by PoliceBurst
+  const uint64_t now = rte_rdtsc();
+  constexpr GuardMeter kFrames = GuardMeter::kPolicePackets, kBytes = GuardMeter::kPoliceBytes;
   // Frame by frame in order (a frame that does not fit is dropped, a smaller one after it
   // may pass); the runs, their frames and look-ups are moved down over what went. Every
   // write goes to an index at or before the one read.

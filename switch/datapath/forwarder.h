@@ -202,11 +202,17 @@ class Forwarder {
     uint16_t nb_frames, nb_runs, nb_src_lookups, nb_dst_lookups;
     uint64_t src_known, dst_known;
   };
-  // The classified burst (`bytes`: its frames') through the port's police meters, frames
-  // then bytes: whole when it fits, else frame by frame, what exceeds freed (policed) and
-  // the runs and their look-ups closed up over it; returns the burst's new shape.
-  [[gnu::noinline]] BurstShape Police(uint16_t in_port, PortCounters& in,
-                                      const BurstView& burst, BurstShape shape, uint64_t bytes);
+  // The classified burst (`frames`, `bytes`) through the port's police meters, frames then
+  // bytes: kWhole when it fits (the tokens taken), kFramesPaid when its frames did and its
+  // bytes not (those taken), kNone when its frames did not (nothing taken).
+  enum class PoliceFit : uint8_t { kWhole, kFramesPaid, kNone };
+  [[gnu::noinline]] PoliceFit PoliceBurst(uint16_t in_port, uint16_t frames, uint64_t bytes);
+  // A burst that did not fit whole, frame by frame (its frames' tokens taken already when
+  // `frames_paid`): what exceeds freed (policed) and the runs and their look-ups closed
+  // up over it; returns the burst's new shape.
+  [[gnu::noinline, gnu::cold]] BurstShape Police(uint16_t in_port, PortCounters& in,
+                                                 const BurstView& burst, BurstShape shape,
+                                                 bool frames_paid);
   // Sends now, or only what filled a burst (the rest waits for FlushExpired).
   [[gnu::always_inline]] inline void FlushByPolicy();
 
@@ -295,7 +301,7 @@ class Forwarder {
   // A burst that ends before its flush (every frame dropped): the copies of its frames
   // that wait for analysers go now, not a round later.
   void FlushMirrorCopies() {
-    if ((pending_ & table_->analysers) != 0) [[unlikely]] SendMirrorCopies();
+    if (mirrored_) [[unlikely]] SendMirrorCopies();
   }
   [[gnu::noinline, gnu::cold]] void SendMirrorCopies();
 
@@ -306,6 +312,15 @@ class Forwarder {
   [[gnu::noinline, gnu::cold]] void OfferClaim(uint16_t port, const rte_mbuf* m);
   // FlushPort, for a learning port: the DHCP server messages among the frames it is sent.
   [[gnu::noinline]] void OfferDhcpReplies(uint16_t port, rte_mbuf* const* pkts, uint16_t n);
+
+  // FlushPort's taps (a port in tx_taps_), before its transmit: mirror copies and DHCP
+  // replies offered, capture copies made (into `captured`; returns how many); after it:
+  // what of them the port's transmit decided.
+  [[gnu::noinline, gnu::cold]] uint16_t TapSending(uint16_t port, const DatapathPort& dp,
+                                                   rte_mbuf* const* pkts, uint16_t n,
+                                                   rte_mbuf** captured);
+  [[gnu::noinline, gnu::cold]] void TapSent(const DatapathPort& dp, uint16_t sent,
+                                            rte_mbuf** captured, uint16_t nb_captured);
 
   // Capture (capture_tap.cc): copies frames of a captured port into the capture ring
   // (rx: as received; tx: the first `sent` of `copies`, the rest freed).
@@ -365,6 +380,14 @@ class Forwarder {
   LearnQueue& learn_;
   uint64_t up_mask_ = 0;  // as read at the start of the current burst
   uint64_t capture_tx_ = 0;  // Datapath::capture_tx_mask, as read with up_mask_
+  // Ports whose transmits are tapped (FlushPort): captured, or the table's tx_tapped.
+  uint64_t tx_taps_ = 0;
+  void LoadTxTaps() {
+    capture_tx_ = datapath_.capture_tx_mask.load(std::memory_order_relaxed);
+    tx_taps_ = capture_tx_ | table_->tx_tapped;
+  }
+  // MirrorSent queued copies for analysers during FlushAll's flushes: it flushes them too.
+  bool mirrored_ = false;
   uint64_t now_ = 0;      // TSC at the start of the current burst, when flushing by time
   uint64_t received_ = 0;  // Received()
   uint64_t pending_ = 0;  // ports with frames in tx_

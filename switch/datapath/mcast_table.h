@@ -7,8 +7,8 @@
 //
 // A frame to a group MAC the table has goes to its members and to the VLAN's multicast
 // router ports (queriers seen, mrouter=1), nowhere else; to any other group MAC it
-// floods, as without snooping (unknown multicast, and the link-local groups the control
-// thread never enters: 224.0.0.0/24, ff02::1).
+// floods, as without snooping (unknown multicast, and the MACs the control thread never
+// enters: IsUnsnoopedGroupMac).
 #pragma once
 
 #include <algorithm>
@@ -16,6 +16,16 @@
 #include <vector>
 
 namespace hvswitch {
+
+// The group MACs snooping leaves alone, their frames flooded: 01:00:5e:00:00:xx carries
+// IPv4's link-local control groups 224.0.0.0/24, which must reach every port (RFC 4541
+// 2.1.2: OSPF, VRRP, mDNS...), and every group mapped onto it (x.0.0.y and x.128.0.y: the
+// MAC cannot tell them apart); 33:33:00:00:00:01 carries IPv6's all-nodes ff02::1 (RFC
+// 4541 3: router advertisements, unsolicited neighbour advertisements) and the groups
+// whose low 32 bits are 1. `mac`: FDB key layout (switch/datapath/mac_key.h), no VLAN.
+inline bool IsUnsnoopedGroupMac(uint64_t mac) {
+  return (mac & 0xffffffffff) == 0x00005e0001 || mac == 0x010000003333;
+}
 
 struct McastTable {
   uint64_t static_routers = 0;  // ports with mrouter=1: router ports in every VLAN

@@ -38,6 +38,7 @@ void Forwarder::MirrorReceived(uint8_t sessions, rte_mbuf* const* pkts, uint16_t
     CountMirrored(s, n, copied);
     counters_.mirrors[s].rx.Add(copied == kAnalyserDown ? 0 : copied);
     if (copied != kAnalyserDown) EnqueueMirrored(s, copies, copied);
+    mirrored_ = true;
   });
 }
 
@@ -60,6 +61,7 @@ void Forwarder::MirrorSent(uint8_t sessions, uint16_t sent) {
     if (copied > keep) rte_pktmbuf_free_bulk(copies + keep, copied - keep);
     counters_.mirrors[s].tx.Add(keep);
     EnqueueMirrored(s, copies, keep);
+    mirrored_ = true;
   });
 }
 
@@ -113,8 +115,9 @@ void Forwarder::EnqueueMirrored(uint16_t slot, rte_mbuf** copies, uint16_t n) {
 }
 
 void Forwarder::SendMirrorCopies() {
+  mirrored_ = false;
   up_mask_ = LoadUpMask();  // the flushes read it; this burst ended before it was read
-  capture_tx_ = datapath_.capture_tx_mask.load(std::memory_order_relaxed);
+  LoadTxTaps();
   ForEachBit(pending_ & table_->analysers, [&](uint16_t p) { FlushPort(p); });
 }
 

@@ -53,6 +53,8 @@ inline constexpr uint8_t kGuardMirrorPort = 16;
 // ip_learn=1 (with kGuardIp): its ARP and neighbour discovery that no binding allows
 // are copied for the control thread (claims), and so are the DHCP replies sent to it.
 inline constexpr uint8_t kGuardIpLearn = 32;
+// Not a spec key: a mirror session copies what the port receives (PortTable::Seal sets it).
+inline constexpr uint8_t kGuardMirrorRx = 64;
 inline uint8_t GuardBits(const GuardSpec& spec) {
   return static_cast<uint8_t>((spec.policed() ? kGuardPolice : 0) |
                               (spec.storm_controlled() ? kGuardStorm : 0) |

@@ -40,7 +40,7 @@ void Forwarder::Enqueue(uint16_t port, rte_mbuf* m) {
 
 void Forwarder::FlushExpired(uint64_t now) {
   up_mask_ = LoadUpMask();
-  capture_tx_ = datapath_.capture_tx_mask.load(std::memory_order_relaxed);
+  LoadTxTaps();
   uint64_t due = 0;
   ForEachBit(pending_, [&](uint16_t p) {
     if (now >= tx_[p].deadline) due |= uint64_t{1} << p;
@@ -62,7 +62,8 @@ void Forwarder::ReclaimTx() {
 void Forwarder::FlushAll() {
   ForEachBit(pending_, [&](uint16_t p) { FlushPort(p); });
   // Mirror copies of what those flushes sent, queued for their analysers meanwhile.
-  if ((pending_ & table_->analysers) != 0) [[unlikely]] {
+  if (mirrored_) [[unlikely]] {
+    mirrored_ = false;
     ForEachBit(pending_ & table_->analysers, [&](uint16_t p) { FlushPort(p); });
   }
 }
@@ -116,11 +117,9 @@ void Forwarder::FlushPort(uint16_t port) {
   }
   // Copied before sending: a device may free a frame as soon as it has it.
   rte_mbuf* captured[kMaxBurst];
-  const uint16_t nb_captured =
-      (capture_tx_ >> port) & 1 ? CopyForCapture(port, buffer.pkts, n, captured, false) : 0;
-  const uint8_t mirrored = dp.mirror_tx;
-  if (mirrored != 0) [[unlikely]] CopyForMirrors(mirrored, buffer.pkts, n);
-  if (dp.guards & kGuardIpLearn) [[unlikely]] OfferDhcpReplies(port, buffer.pkts, n);
+  uint16_t nb_captured = 0;
+  const bool tapped = (tx_taps_ >> port) & 1;
+  if (tapped) [[unlikely]] nb_captured = TapSending(port, dp, buffer.pkts, n, captured);
   if (lock != nullptr) rte_spinlock_lock(lock);
   uint16_t sent = rte_eth_tx_burst(dp.eth_port, queue, buffer.pkts, n);
   // Taken in part: the queue is draining, offer the rest again. Taken not at all: the
@@ -139,7 +138,19 @@ void Forwarder::FlushPort(uint16_t port) {
   if (sent < n) bytes -= Refused(port, sent, n);
   out.Add(PortCounter::kTxPackets, sent);
   out.Add(PortCounter::kTxBytes, bytes);
-  if (mirrored != 0) [[unlikely]] MirrorSent(mirrored, sent);
+  if (tapped) [[unlikely]] TapSent(dp, sent, captured, nb_captured);
+}
+
+uint16_t Forwarder::TapSending(uint16_t port, const DatapathPort& dp, rte_mbuf* const* pkts,
+                               uint16_t n, rte_mbuf** captured) {
+  if (dp.mirror_tx != 0) CopyForMirrors(dp.mirror_tx, pkts, n);
+  if (dp.guards & kGuardIpLearn) OfferDhcpReplies(port, pkts, n);
+  return (capture_tx_ >> port) & 1 ? CopyForCapture(port, pkts, n, captured, false) : 0;
+}
+
+void Forwarder::TapSent(const DatapathPort& dp, uint16_t sent, rte_mbuf** captured,
+                        uint16_t nb_captured) {
+  if (dp.mirror_tx != 0) MirrorSent(dp.mirror_tx, sent);
   if (nb_captured != 0) {
     // Only what the port took; copies failed from the end of the burst.
     const uint16_t keep = std::min(nb_captured, sent);

@@ -686,29 +686,32 @@ class SnoopingTest(Snooping, unittest.TestCase):
         for g in groups:
             self.assert_delivered(seen, g, g, to=self.receivers(), count=2)
 
-    # A bug: the link-local groups are never snooped (224.0.0.0/24, ff02::1: RFC 4541
-    # 2.1.2, 3), so their frames must flood; but the data path keys groups by MAC
-    # (mcast_dispatch.cc: mcast.Find(run.dst)), so a snooped group of the same MAC
-    # (239.0.0.251 and mDNS's 224.0.0.251; ff15::1 and all-nodes ff02::1) takes them once
-    # it has a member: they reach that group's members and the routers only (here R1 and
-    # M; R2, N and Q get none). Expected to fail until the data path tells them apart by
-    # their IP destination.
-    @unittest.expectedFailure
+    # The link-local groups are never snooped (224.0.0.0/24, ff02::1: RFC 4541 2.1.2, 3),
+    # so their frames flood; groups are keyed by MAC in the data path, so a group sharing
+    # their MAC (239.0.0.251 and mDNS's 224.0.0.251; ff15::1 and all-nodes ff02::1) is not
+    # snooped either: it floods too, and the link-local group's frames still reach
+    # everyone.
     def test_5_link_local_ipv4_group_sharing_a_mac_floods(self):
         self.link_local_floods("239.0.0.251", LL4, MARK4)
 
-    @unittest.expectedFailure
     def test_6_all_nodes_sharing_a_mac_floods(self):
         self.link_local_floods("ff15::1", ALL_NODES, MARK6)
 
     def link_local_floods(self, group, link_local_group, marker):
-        """R1 joins `group`, whose MAC is `link_local_group`'s: the latter still floods."""
+        """R1 joins `group`, whose MAC is `link_local_group`'s: neither is snooped, both
+        flood."""
         self.assertEqual(group_mac(group), group_mac(link_local_group))
         self.agent["r1"].do("join", group)
         self.addCleanup(self.agent["r1"].do, "leave", group)
-        wait_for(lambda: self.members(group) == ["r1"], 20, f"r1 in {group}")
-        seen, _ = self.burst({link_local_group: "link-local"}, marker)
+        # Its report went to the router port M (and was read) ...
+        family = "mld" if ":" in group else "igmp"
+        wait_for(lambda: any(r[3] == group for r in self.agent["m"].reports(family)), 20,
+                 f"r1's report for {group} at M")
+        # ... and no membership came of it.
+        self.assertIsNone(self.members(group))
+        seen, _ = self.burst({link_local_group: "link-local", group: "shared"}, marker)
         self.assert_delivered(seen, link_local_group, "link-local", to=self.receivers())
+        self.assert_delivered(seen, group, "shared", to=self.receivers())
 
 
 class AgeingTest(Snooping, unittest.TestCase):

@@ -157,6 +157,10 @@ TEST_F(McastTest, ALeaveEndsTheMembershipAtOnce) {
 TEST_F(McastTest, LinkLocalGroupsAndAllNodesAlwaysFlood) {
   SendBytes(1, Join("224.0.0.251"), kB, kV3Reports);
   EXPECT_EQ(Data(0, kA, kMdns), Untagged({1, 2, 3}));
+  // 239.0.0.251 shares mDNS's MAC: not snooped, or mDNS would reach its members only.
+  SendBytes(1, Join("239.0.0.251"), kB, kV3Reports);
+  EXPECT_EQ(Data(0, kA, kMdns), Untagged({1, 2, 3}));
+  SendBytes(1, MldFrame(Mldv2Report({{kModeIsExclude, "ff15::1"}})), kB, kMldReports);
   SendBytes(1, MldFrame(Mldv2Report({{kModeIsExclude, "ff02::1"}})), kB, kMldReports);
   EXPECT_EQ(Data(0, kA, kAllNodes), Untagged({1, 2, 3}));
   EXPECT_TRUE(snooping_->Snapshot(0).groups.empty());

@@ -63,8 +63,10 @@ LearnEvent IpLearning::Bind(uint16_t port, const LearnedBinding& binding, uint32
   const uint64_t neighbours = Neighbours(ports.table, port);
   for (uint16_t q = 0; q < kMaxPorts; ++q) {
     if (!((neighbours >> q) & 1) || ports.specs[q] == nullptr) continue;
+    // The operator gave it there. A shorter prefix (a router's subnet, fe80::/64) is what
+    // that port may send from, not an address it has.
     for (const IpPrefix& prefix : ports.specs[q]->guards.ips) {
-      if (Covers(prefix, address)) return LearnEvent::kTaken;  // the operator gave it there
+      if (prefix == address) return LearnEvent::kTaken;
     }
     auto held = std::find_if(learned_[q].begin(), learned_[q].end(),
                              [&](const LearnedBinding& b) { return b.address == address; });
@@ -126,7 +128,10 @@ bool IpLearning::ApplyDhcp(const uint8_t* frame, uint32_t len, uint16_t port,
     return false;
   }
   if (!MayUse(ports.datapath.port_macs[port], msg->client_mac)) {
-    Count(LearnEvent::kForeignMac);
+    // A broadcast ACK reaches every learning port of the VLAN, the client's among them:
+    // only one sent to this port alone, for another MAC, is a foreign one.
+    const bool unicast = (frame[0] & 1) == 0;
+    if (unicast) Count(LearnEvent::kForeignMac);
     return false;
   }
   LearnedBinding binding{{}, BindingSource::kDhcp,

@@ -107,17 +107,29 @@ struct Classification {
   uint64_t spoofed_ip = 0;
 };
 
-// IP anti-spoofing in Classify, for ports with ip=: an untagged IPv4 frame from the source
-// last found bound passes on a load and a compare (a guest mostly sends from one
-// address); anything else is checked in full, out of line.
+// A learning port's IPv4 frame that may be a DHCP server's message (UDP from port 67,
+// which it may not send: Ipv4Allowed), or whose header is not the plain 20 bytes that
+// put the ports where this looks: for the full check. The frame holds 38 bytes.
+[[gnu::always_inline]] inline bool MaybeServer(const uint8_t* eth) {
+  uint16_t sport;
+  std::memcpy(&sport, eth + RTE_ETHER_HDR_LEN + 20, 2);
+  return eth[RTE_ETHER_HDR_LEN] != 0x45 ||
+         (eth[RTE_ETHER_HDR_LEN + 9] == 17 && sport == RTE_BE16(67));
+}
+inline constexpr uint16_t kLearnQuickLen = RTE_ETHER_HDR_LEN + 20 + 4;  // through the ports
+
+// IP anti-spoofing in Classify, for ports with ip= (or ip_learn=1, kIp kLearn): an
+// untagged IPv4 frame from the source last found bound passes on a load and a compare (a
+// guest mostly sends from one address), a learning port's unless it may be a DHCP
+// server's; anything else is checked in full, out of line.
+template <IpMode kIp>
 [[gnu::always_inline]] inline bool IpQuick(uint32_t ok4, const rte_mbuf* m, const uint8_t* eth,
                                            uint64_t tail) {
-  if ((tail >> 48) != kEtherIpv4 || ok4 == 0 || m->data_len < RTE_ETHER_HDR_LEN + 20) {
-    return false;
-  }
+  constexpr uint16_t kLeast = kIp == IpMode::kLearn ? kLearnQuickLen : RTE_ETHER_HDR_LEN + 20;
+  if ((tail >> 48) != kEtherIpv4 || ok4 == 0 || m->data_len < kLeast) return false;
   uint32_t src;
   std::memcpy(&src, eth + RTE_ETHER_HDR_LEN + 12, 4);
-  return src == ok4;
+  return src == ok4 && (kIp != IpMode::kLearn || !MaybeServer(eth));
 }
 
 struct IpVerdict {
@@ -147,12 +159,15 @@ struct IpVerdict {
 
 // Whether the `kFrames` frames at `m` all continue the raw run `run` (VPP's l2fwd quad
 // loop): none a runt, the same first 14 bytes, the same offload state; with kIpv4Src (ip=
-// on an IPv4 run), all from `ok4`, the source last found bound. Their headers are read
-// only once every one is known to hold them.
-template <int kFrames, bool kOffloadPort, bool kIpv4Src>
+// or ip_learn=1 on an IPv4 run), all from `ok4`, the source last found bound (and on a
+// learning port none a DHCP server's message). Their headers are read only once every one
+// is known to hold them.
+template <int kFrames, bool kOffloadPort, IpMode kIpv4Src>
 [[gnu::always_inline]] inline bool Continue(const OpenRun& run, rte_mbuf* const* m,
                                             uint32_t ok4) {
-  constexpr uint16_t kLeast = kIpv4Src ? RTE_ETHER_HDR_LEN + 20 : RTE_ETHER_HDR_LEN;
+  constexpr uint16_t kLeast = kIpv4Src == IpMode::kLearn  ? kLearnQuickLen
+                              : kIpv4Src == IpMode::kBound ? RTE_ETHER_HDR_LEN + 20
+                                                           : RTE_ETHER_HDR_LEN;
   bool runt = false;
 #pragma GCC unroll 4
   for (int k = 0; k < kFrames; ++k) runt |= m[k]->data_len < kLeast;
@@ -166,18 +181,19 @@ template <int kFrames, bool kOffloadPort, bool kIpv4Src>
     std::memcpy(&tail, eth + 6, 8);
     differ |= (head ^ run.head) | (tail ^ run.tail);
     if (kOffloadPort) differ |= HasOffload<kOffloadPort>(m[k]) != run.offload;
-    if (kIpv4Src) {
+    if (kIpv4Src != IpMode::kNone) {
       uint32_t src;
       std::memcpy(&src, eth + RTE_ETHER_HDR_LEN + 12, 4);
       differ |= src ^ ok4;
     }
+    if (kIpv4Src == IpMode::kLearn) differ |= MaybeServer(eth);
   }
   return differ == 0;
 }
 
 // Frame `i` continued the raw open run: the frames after it join four at a time while all
 // four continue it, then the last few one at a time; `i` is left at the last one taken.
-template <bool kOffloadPort, bool kIpv4Src>
+template <bool kOffloadPort, IpMode kIpv4Src>
 [[gnu::always_inline]] inline void ExtendRun(Classification& c, rte_mbuf** frames,
                                              rte_mbuf** pkts, uint16_t& i, uint16_t n) {
   OpenRun& run = c.run;
@@ -215,18 +231,18 @@ template <bool kOffloadPort, bool kIpv4Src>
 
 // The same, or nothing where ip= must look at the frames one by one: an IPv4 run continues
 // from the source last found bound, frames of the other EtherTypes it reads go singly.
-template <bool kOffloadPort, bool kIpGuard>
+template <bool kOffloadPort, IpMode kIp>
 [[gnu::always_inline]] inline void ExtendByFours(Classification& c, rte_mbuf** frames,
                                                  rte_mbuf** pkts, uint16_t& i, uint16_t n) {
-  if (kIpGuard) {
+  if (kIp != IpMode::kNone) {
     const auto ether_type = static_cast<uint16_t>(c.run.tail >> 48);
     if (ether_type == kEtherIpv4) {
-      if (c.ok4 != 0) ExtendRun<kOffloadPort, true>(c, frames, pkts, i, n);
+      if (c.ok4 != 0) ExtendRun<kOffloadPort, kIp>(c, frames, pkts, i, n);
       return;
     }
     if (IpGuardReads(ether_type)) return;
   }
-  ExtendRun<kOffloadPort, false>(c, frames, pkts, i, n);
+  ExtendRun<kOffloadPort, IpMode::kNone>(c, frames, pkts, i, n);
 }
 
 // A frame with keys other than the open run's (or tagged): the open run is written out
@@ -353,15 +369,21 @@ void Forwarder::HandleBurst(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
   }
   // VLANs, runs; runts, foreign VLANs (and with ip=, spoofed sources) dropped.
   if (dp.guards & kGuardIp) [[unlikely]] {
-    if (dp.rx_offload) {
-      Classify<true, true>(b, pkts, n);
+    if (dp.guards & kGuardIpLearn) {
+      if (dp.rx_offload) {
+        Classify<true, IpMode::kLearn>(b, pkts, n);
+      } else {
+        Classify<false, IpMode::kLearn>(b, pkts, n);
+      }
+    } else if (dp.rx_offload) {
+      Classify<true, IpMode::kBound>(b, pkts, n);
     } else {
-      Classify<false, true>(b, pkts, n);
+      Classify<false, IpMode::kBound>(b, pkts, n);
     }
   } else if (dp.rx_offload) {
-    Classify<true, false>(b, pkts, n);
+    Classify<true, IpMode::kNone>(b, pkts, n);
   } else {
-    Classify<false, false>(b, pkts, n);
+    Classify<false, IpMode::kNone>(b, pkts, n);
   }
   if (b.nb_frames == 0) return FlushMirrorCopies();
   if (dp.guards & kGuardPolice) [[unlikely]] {  // what exceeds goes before any lookup
@@ -407,8 +429,9 @@ inline void Forwarder::FixUp(uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
 
 // Frames are grouped into runs of consecutive frames with the same source, destination
 // and encapsulation (a guest's burst is mostly one or two conversations).
-template <bool kOffloadPort, bool kIpGuard>
+template <bool kOffloadPort, IpMode kIp>
 inline void Forwarder::Classify(Burst& b, rte_mbuf** pkts, uint16_t n) {
+  constexpr bool kIpGuard = kIp != IpMode::kNone;
   const uint16_t untagged_vlan = table_->vlans.Ingress(b.in_port, false, 0);
   const Fdb& fdb = *datapath_.fdb;
   // The port's last answers hold while the FDB's version is the one they were read
@@ -446,7 +469,7 @@ inline void Forwarder::Classify(Burst& b, rte_mbuf** pkts, uint16_t n) {
     uint64_t head, tail;
     std::memcpy(&head, eth, 8);      // destination MAC, 2 bytes of source
     std::memcpy(&tail, eth + 6, 8);  // source MAC, EtherType
-    if (kIpGuard && !IpQuick(c.ok4, m, eth, tail)) [[unlikely]] {
+    if (kIpGuard && !IpQuick<kIp>(c.ok4, m, eth, tail)) [[unlikely]] {
       const IpVerdict ip = IpCheck(*c.ips, eth, m->data_len);
       if (ip.claim) [[unlikely]] OfferClaim(b.in_port, m);
       if (!ip.allowed) {  // before it joins a run: it neither ends one nor is looked up
@@ -464,7 +487,7 @@ inline void Forwarder::Classify(Burst& b, rte_mbuf** pkts, uint16_t n) {
         (!kOffloadPort || offload == c.run.offload)) [[likely]] {
       b.frames[c.nb_frames++] = m;
       c.run.Extend(len);
-      ExtendByFours<kOffloadPort, kIpGuard>(c, b.frames, pkts, i, n);
+      ExtendByFours<kOffloadPort, kIp>(c, b.frames, pkts, i, n);
       continue;
     }
     ClassifyAlone<kOffloadPort>(c, b, table_->vlans, fdb, untagged_vlan, m, head, tail, offload);

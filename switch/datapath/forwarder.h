@@ -147,10 +147,10 @@ class Forwarder {
   // Port fix-ups (memif chains) and the receive capture.
   [[gnu::always_inline]] inline void FixUp(uint16_t in_port, rte_mbuf** pkts, uint16_t n);
   // VLAN and encapsulation of every frame, grouped into runs; runts and frames of a VLAN
-  // the port does not carry are dropped (with ip=, kIpGuard, frames from addresses the port
-  // may not use too); received frames counted. Instantiated four times so that ports
-  // without offload requests or IP bindings pay nothing for them.
-  template <bool kOffloadPort, bool kIpGuard>
+  // the port does not carry are dropped (with ip= or ip_learn=1, frames from addresses
+  // the port may not use too); received frames counted. Instantiated six times so that
+  // ports without offload requests or IP bindings pay nothing for them.
+  template <bool kOffloadPort, IpMode kIp>
   [[gnu::always_inline]] inline void Classify(Burst& b, rte_mbuf** pkts, uint16_t n);
   // Every run's source and destination in the FDB (the last single run's reused).
   [[gnu::always_inline]] inline void LookUp(Burst& b);

@@ -28,6 +28,11 @@
 
 namespace hvswitch {
 
+// What a port's IP anti-spoofing is, for the worker's pipeline (its Classify instances):
+// none, bindings (ip=), or bindings that learn (ip_learn=1: DHCP server messages refused
+// even from a bound source).
+enum class IpMode : uint8_t { kNone, kBound, kLearn };
+
 // A port's bindings as the workers check them: addresses and masks in network byte order,
 // loaded as the frame's bytes are (memcpy), so that a check is an AND and a compare.
 struct IpBindings {

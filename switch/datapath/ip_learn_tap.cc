@@ -21,6 +21,14 @@ constexpr uint64_t kClaimsPerSecond = 1000;
 }  // namespace
 
 void Forwarder::OfferClaim(uint16_t port, const rte_mbuf* m) {
+  // The claim is its source MAC's: on a lock=1 port not locked yet it takes the lock, as
+  // the first frame a worker sees from it would have (this one is dropped before that
+  // look); from a MAC the port may not use it claims nothing.
+  const PortMacs& macs = datapath_.port_macs[port];
+  const uint32_t nb_macs = macs.count.load(std::memory_order_acquire);
+  uint64_t src = 0;
+  std::memcpy(&src, rte_pktmbuf_mtod(m, const uint8_t*) + RTE_ETHER_ADDR_LEN, RTE_ETHER_ADDR_LEN);
+  if (nb_macs != 0 && !macs.Admits(src, nb_macs)) return;
   ClaimBudget& budget = claim_budget_[port];
   const uint64_t now = rte_rdtsc();
   const uint64_t cycles_per_claim = rte_get_tsc_hz() / kClaimsPerSecond;

@@ -306,15 +306,11 @@ class IpLearnTest(unittest.TestCase):
             in_netns(NS["g"], "ip", "neigh", "del", S4, "dev", IF["g"])
             in_netns(NS["g"], "ip", "-4", "addr", "flush", "dev", IF["g"])
 
-    # A lock=1 port takes its MAC from the first frame that reaches the source check
-    # (forwarder.cc, Forwarder::AdmitSource -> PortMacs::Admits), but a refused ARP is
-    # copied as a claim and dropped before that (Forwarder::Classify, OfferClaim): the
-    # control thread then finds no MAC the port may use (ip_learning.cc, MayUse) and counts
-    # foreign_mac. R, IPv4 only with a static address, sends nothing but such ARPs: it never
-    # gets its address (nor its lock). A guest with IPv6 (DAD, MLD from ::) or DHCP locks
-    # its port first and is not stuck. (ARP requests, not ping: R sends no IPv4 before
-    # test_9_a, see there.)
-    @unittest.expectedFailure
+    # A lock=1 port takes its MAC from the first frame a worker sees from it: a refused
+    # ARP claiming an address takes it too (Forwarder::OfferClaim, before the frame is
+    # dropped), so R, IPv4 only with a static address, sending nothing but such ARPs, gets
+    # its address and its lock. (ARP requests, not ping: R sends no IPv4 before test_9_a,
+    # see there.)
     def test_2_a_static_ipv4_guest_claims_its_address(self):
         before = self.counts("r")
         subprocess.run(["ip", "netns", "exec", NS["r"], "busybox", "arping", "-c", "2", "-w",
@@ -413,11 +409,9 @@ class IpLearnTest(unittest.TestCase):
         self.assertEqual(self.lease_events.get("bound"), 1)
 
     # udhcpd broadcasts its ACK to a client without an address (ciaddr 0): the switch floods
-    # it, copies it for every learning port it reaches, and counts foreign_mac for each one
-    # the lease is not for (ip_learning.cc, IpLearning::ApplyDhcp: MayUse on the bystander's
-    # MAC). test_4_a's ordinary lease counts foreign_mac 3 times (r, h, h2), so the event
-    # cannot tell a guest leasing for MACs it may not use from the others' bystanders.
-    @unittest.expectedFailure
+    # it and copies it for every learning port it reaches; only an ACK sent to a port alone
+    # for a MAC it may not use counts foreign_mac, not the bystanders' copies of a
+    # broadcast one.
     def test_4_b_a_lease_counts_no_foreign_mac(self):
         self.assertEqual(self.lease_events.get("foreign_mac", 0), 0)
 
@@ -524,13 +518,10 @@ class IpLearnTest(unittest.TestCase):
         self.assertEqual(neighbour(NS["s"], IF["s"], H6), h)
         self.assertEqual(ping(NS["h"], S6, count=2), (2, 2))
 
-    # A static prefix on another port sharing a VLAN covers the claimed address, so the claim
-    # is `taken` (ip_learning.cc, IpLearning::Bind: Covers(prefix, address)). ip=...,
-    # fe80::/64 (what the README advises for an ip= port's link-local addresses) so takes
-    # every link-local address from every learning port of its VLANs: their DAD is
-    # refused, they have no IPv6 at all. (Likewise a router port's ip=10.40.0.0/24 would
-    # refuse every lease and claim in the subnet.)
-    @unittest.expectedFailure
+    # A static prefix on another port sharing a VLAN (ip=...,fe80::/64, what the README
+    # advises for an ip= port's link-local addresses; a router's subnet) is what that port
+    # may send from, not addresses it has: only an exact address there is `taken`, so a
+    # learning port's link-local DAD still binds.
     def test_7_b_static_link_local_prefix_leaves_claims_alone(self):
         self.sw.ctl("port", "add", f"x,type=vhost-user,path={self.sw.dir}/x.sock,ip=fe80::/64")
         self.addCleanup(self.sw.ctl, "port", "del", "x")
@@ -578,14 +569,11 @@ class IpLearnTest(unittest.TestCase):
         self.assertEqual(self.learned("h").get(H4), ("arp", 0))
 
     # The workers let an untagged IPv4 frame from the port's source last found bound pass on
-    # a compare (forwarder.cc, IpQuick, and ContinueFour for runs of four), so the full
-    # check, where a learning port's DHCP server messages are refused (ip_guard.cc,
-    # Ipv4Allowed: bindings.learn && IsUdp(67, 68)), is never made for them: once R has
-    # sent one IPv4 packet from its bound address (a ping), its server's offers and ACKs
-    # from that address pass until the next table is published, and G takes R's lease.
-    # (The ACK binds nothing for g, counted `untrusted`; but nothing keeps G's ARP from then
-    # claiming the leased address, first come, first served.)
-    @unittest.expectedFailure
+    # a compare (IpQuick, and the run loop four frames at a time), but on a learning port
+    # not one that may be a DHCP server's (UDP from port 67, or an IPv4 header with
+    # options): those take the full check, which refuses them. Once R has sent IPv4 from its
+    # bound address (a ping), its server's offers and ACKs from that address are still
+    # dropped, and G takes no lease from R.
     def test_9_a_rogue_server_that_also_pings(self):
         if "s" in self.servers:  # R's server alone
             stop_process(self.servers.pop("s")[0])

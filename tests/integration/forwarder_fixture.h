@@ -54,6 +54,12 @@ inline model::PortConfig ModelConfig(const PortSpec& spec) {
     if (g.storm[k] != 0) c.storm[k] = DefaultPacketBurst(g.storm[k]);
   }
   c.bpdu_guard = g.bpdu_guard;
+  for (const IpPrefix& prefix : g.ips) {  // the model knows IPv4 addresses, not prefixes
+    uint32_t addr;
+    std::memcpy(&addr, prefix.addr.data(), 4);
+    if (!prefix.v6 && prefix.length == 32) c.ips4.insert(addr);
+  }
+  c.ip_learn = g.ip_learn;
   return c;
 }
 

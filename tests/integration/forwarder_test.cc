@@ -905,7 +905,8 @@ std::string Explain(const model::BridgeModel& model, const TestFrame& f, uint16_
 }
 
 // Random bursts with VLAN configurations, MTUs, learn limits, port security (mac=, lock=1),
-// a mirror session (rx and tx of some ports, with or without a pushed tag),
+// a mirror session (rx and tx of some ports, with or without a pushed tag), ip= (frames
+// IPv4 or ARP from bound and unbound addresses),
 // guardrails (policing by frames or bytes, storm control of one class, BPDU guard; meters
 // frozen: buckets of their burst), frames to reserved addresses, static entries, ports going up and down (and flushed), ageing; frames untagged, tagged,
 // priority-tagged and double-tagged, from good, group and all-zero sources: every frame
@@ -924,6 +925,8 @@ TEST_F(ForwarderTest, MatchesReferenceModelOnRandomBursts) {
   macs.push_back(0x0e0000c28001);            // 01:80:c2:00:00:0e, LLDP: reserved
   macs.push_back(0x100000c28001);            // 01:80:c2:00:00:10: not reserved
   const int tags[] = {-1, -1, 0, 1, 2, 3, 9};
+  // IPv4 sources (network order): 10.0.0.1-3.
+  const uint32_t ips[] = {0x0100000a, 0x0200000a, 0x0300000a};
   for (int config = 0; config < 12; ++config) {
     std::vector<PortSpec> specs(kPorts);
     for (PortSpec& s : specs) {
@@ -957,6 +960,14 @@ TEST_F(ForwarderTest, MatchesReferenceModelOnRandomBursts) {
         case 2: s.guards.storm[rng() % kStormClasses] = 1; break;  // a bucket of 64
         case 3: s.guards.bpdu_guard = true; break;
         default: break;
+      }
+      if (rng() % 4 == 0) {  // ip=: one or two of the frames' IPv4 sources
+        for (int k = 0; k < 1 + static_cast<int>(rng() % 2); ++k) {
+          IpPrefix p;
+          const uint32_t addr = ips[rng() % std::size(ips)];
+          std::memcpy(p.addr.data(), &addr, 4);
+          s.guards.ips.push_back(p);
+        }
       }
     }
     fdb_ = *Fdb::Create(name_ + "fdb" + std::to_string(config), 1 << 12);
@@ -1044,8 +1055,15 @@ TEST_F(ForwarderTest, MatchesReferenceModelOnRandomBursts) {
           f.pcp = static_cast<uint8_t>(rng() % 8);
           if (f.tag >= 0 && rng() % 6 == 0) f.inner_tag = static_cast<int>(rng() % 4);
           f.payload = rng() % 8 == 0 ? 2000 + rng() % 7000 : 46;
+          if (f.inner_tag < 0 && rng() % 4 == 0) {  // IPv4 or ARP, what ip= looks at
+            f.ipv4_src = ips[rng() % std::size(ips)];
+            f.arp = rng() % 3 == 0;
+          }
         }
-        model_frames.push_back({f.src, f.dst, f.tag, f.payload, f.inner_tag >= 0});
+        model::Frame mf{f.src, f.dst, f.tag, f.payload, f.inner_tag >= 0};
+        mf.ip4 = f.ipv4_src;
+        mf.arp = f.arp;
+        model_frames.push_back(mf);
       }
       std::vector<model::Result> expected = model.ForwardBurst(in, model_frames, up, now);
       std::vector<std::vector<model::Copy>> got = RunBurst(in, frames, now);
@@ -1079,6 +1097,7 @@ TEST_F(ForwarderTest, MatchesReferenceModelOnRandomBursts) {
           case model::Outcome::kReserved: ++rx_drops[in][RxDrop::kReserved]; break;
           case model::Outcome::kShut: ++rx_drops[in][RxDrop::kShut]; break;
           case model::Outcome::kMirrorPort: ++rx_drops[in][RxDrop::kMirrorPort]; break;
+          case model::Outcome::kSpoofedIp: ++rx_drops[in][RxDrop::kSpoofedIp]; break;
         }
         for (const model::Copy& c : e.copies) ++tx[c.port];
         for (const model::Copy& c : e.mirrored) ++tx[c.port];

@@ -11,6 +11,9 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
+#include <random>
+#include <set>
 #include <vector>
 
 #include "switch/control/ip_learning.h"
@@ -188,12 +191,15 @@ TEST_F(IpLearnTest, AClaimForAnotherMacOrFromOneIsRefused) {
   EXPECT_FALSE(Passes(kLearner, pointing, kGuestKey));
   EXPECT_EQ(Events(LearnEvent::kForeignMac), 1u);
   EXPECT_TRUE(Bound(kLearner).empty());
-  // A static binding elsewhere (ip= on a port sharing the VLAN) is taken too.
-  specs_[3].guards.ips = {testing::Prefix("10.0.0.0", 29)};
+  // A static address elsewhere (ip= on a port sharing the VLAN) is taken too; a prefix
+  // there (what that port may send from: a router's subnet) takes none of its addresses.
+  specs_[3].guards.ips = {testing::Prefix("10.0.0.6"), testing::Prefix("10.0.1.0", 24)};
   Configure(specs_);
   EXPECT_FALSE(Passes(kLearner, ArpFrame(1, "10.0.0.6", "10.0.0.1"), kGuestKey));
   EXPECT_EQ(Events(LearnEvent::kTaken), 1u);
   EXPECT_TRUE(Bound(kLearner).empty());
+  Passes(kLearner, ArpFrame(1, "10.0.1.9", "10.0.0.1"), kGuestKey);
+  ASSERT_EQ(Bound(kLearner).size(), 1u);
 }
 
 TEST_F(IpLearnTest, NeighbourDiscoveryClaimsIpv6Addresses) {
@@ -211,6 +217,40 @@ TEST_F(IpLearnTest, NeighbourDiscoveryClaimsIpv6Addresses) {
   EXPECT_FALSE(Passes(kLearner, ns, kGuestKey));
   EXPECT_EQ(Bound(kLearner).size(), 2u);
   EXPECT_TRUE(Passes(kLearner, ns, kGuestKey));
+}
+
+TEST_F(IpLearnTest, ALearningPortSendsNoDhcpServerMessagesEvenFromItsOwnAddress) {
+  Passes(kLearner, ArpFrame(1, "10.0.0.7", "10.0.0.1"), kGuestKey);
+  ASSERT_EQ(Bound(kLearner).size(), 1u);
+  // From its bound address: a datagram passes, a DHCP server's message does not, also
+  // in a run of alike frames (the four-frame path) and after a datagram set the cache.
+  EXPECT_TRUE(Passes(kLearner, Datagram("10.0.0.7"), kGuestKey));
+  const Bytes offer = UdpFrame("10.0.0.7", "255.255.255.255", 67, 68, Bytes(300));
+  std::vector<RawFrame> burst = {{Datagram("10.0.0.7"), kGuestKey, kBcast}};
+  for (int i = 0; i < 9; ++i) burst.push_back({offer, kGuestKey, kBcast});
+  InjectRaw(kLearner, burst);
+  Snoop(0);
+  const auto out = Collect(burst.size());
+  EXPECT_FALSE(out[0].empty());
+  for (size_t i = 1; i < out.size(); ++i) EXPECT_TRUE(out[i].empty()) << "offer " << i;
+  EXPECT_EQ(RxDrops(kLearner, RxDrop::kSpoofedIp), 1u + 9);  // the first ARP, the offers
+}
+
+TEST_F(IpLearnTest, ALockedPortsFirstClaimTakesItsLock) {
+  specs_[kLearner].allowed_macs.clear();
+  specs_[kLearner].lock_mac = true;
+  Configure(specs_);
+  EXPECT_FALSE(Passes(kLearner, ArpFrame(1, "10.0.0.7", "10.0.0.1"), kGuestKey))
+      << "refused: nothing bound yet";
+  ASSERT_EQ(Bound(kLearner).size(), 1u) << "claimed for the MAC it locked the port to";
+  EXPECT_EQ(Events(LearnEvent::kForeignMac), 0u);
+  EXPECT_TRUE(Passes(kLearner, Datagram("10.0.0.7"), kGuestKey));
+  // Another MAC on the locked port claims nothing.
+  Bytes other = ArpFrame(1, "10.0.0.8", "10.0.0.1");
+  std::memcpy(other.data() + 6, testing::kOtherMac, 6);
+  std::memcpy(other.data() + 22, testing::kOtherMac, 6);
+  EXPECT_FALSE(Passes(kLearner, other, kOtherKey));
+  EXPECT_EQ(Bound(kLearner).size(), 1u);
 }
 
 TEST_F(IpLearnTest, ClaimsStopAtTheLimitLeasesDoNot) {
@@ -254,6 +294,109 @@ TEST_F(IpLearnTest, AGuestSprayingClaimsGetsAFewAMillisecond) {
   EXPECT_LE(offered_, 16u + 1) << "its burst, and at most one more a millisecond";
   EXPECT_EQ(RxDrops(kLearner, RxDrop::kSpoofedIp), 64u) << "bound after their burst";
   EXPECT_EQ(Bound(kLearner).size(), kMaxLearnedIps);
+}
+
+// Random bursts on ports of random VLANs, some with ip=, some learning (mac= their own
+// MAC), links going down: IPv4 and ARP from bound, unbound and others' addresses, now and
+// then from a MAC the port may not use, beside frames of other EtherTypes; every frame
+// leaves where the reference model says, and the learned addresses are the model's.
+TEST_F(IpLearnTest, MatchesReferenceModelOnRandomBursts) {
+  std::mt19937_64 rng(23);
+  const uint32_t ips[] = {0x0100000a, 0x0200000a, 0x0300000a, 0x0400000a};  // 10.0.0.1-4
+  std::array<uint64_t, kPorts> macs;
+  for (uint16_t p = 0; p < kPorts; ++p) macs[p] = 0x0000000002 | uint64_t(0x10 + p) << 40;
+  for (int config = 0; config < 8; ++config) {
+    std::vector<PortSpec> specs(kPorts);
+    for (uint16_t p = 0; p < kPorts; ++p) {
+      PortSpec& spec = specs[p];
+      if (rng() % 2) spec.access_vlan = static_cast<uint16_t>(1 + rng() % 2);
+      switch (rng() % 3) {
+        case 0: break;
+        case 1: {
+          IpPrefix prefix;
+          const uint32_t addr = ips[rng() % std::size(ips)];
+          std::memcpy(prefix.addr.data(), &addr, 4);
+          spec.guards.ips.push_back(prefix);
+          break;
+        }
+        case 2:
+          spec.guards.ip_learn = true;
+          spec.allowed_macs = {macs[p]};
+          break;
+      }
+    }
+    counters_.~WorkerCounters();
+    new (&counters_) WorkerCounters();
+    fdb_ = *Fdb::Create(name_ + "fdb" + std::to_string(config), 1 << 12);
+    datapath_.fdb = fdb_.get();
+    Configure(specs);
+    for (uint16_t p = 0; p < kPorts; ++p) learning_.PortGone(p);
+    std::vector<model::PortConfig> configs;
+    for (const PortSpec& spec : specs) configs.push_back(ModelConfig(spec));
+    model::BridgeModel model(configs);
+    // Claims a learning port may make before its offers could run dry (16, then one a
+    // millisecond): more would make what is bound depend on the time.
+    std::array<int, kPorts> arps{};
+    uint64_t up = 0xf;
+    datapath_.up_mask.store(up);
+    for (int round = 0; round < 200; ++round) {
+      if (rng() % 25 == 0) {  // a port goes down: its MACs, and what it learned, go
+        const uint16_t p = static_cast<uint16_t>(rng() % kPorts);
+        up &= ~(uint64_t{1} << p);
+        datapath_.up_mask.store(up);
+        learner_->PortDown(p);
+        model.Flush(p);
+        if (learning_.PortGone(p)) Republish();
+        learner_->Poll(0);
+      } else if (rng() % 25 == 0) {
+        up = 0xf;
+        datapath_.up_mask.store(up);
+      }
+      const uint16_t in = static_cast<uint16_t>(rng() % kPorts);
+      std::vector<TestFrame> frames(1 + rng() % 12);
+      std::vector<model::Frame> model_frames;
+      for (TestFrame& f : frames) {
+        f = {};
+        f.src = rng() % 8 == 0 ? macs[(in + 1) % kPorts] : macs[in];
+        f.dst = rng() % 3 == 0 ? kBcast : macs[rng() % kPorts];
+        f.tag = specs[in].access_vlan != 0 ? -1 : static_cast<int>(rng() % 3) - 1;
+        switch (rng() % 3) {
+          case 0: break;  // EtherType 0x88b5: nothing ip= looks at
+          case 1: f.ipv4_src = ips[rng() % std::size(ips)]; break;
+          case 2:
+            if (arps[in] < 16) {
+              ++arps[in];
+              f.ipv4_src = ips[rng() % std::size(ips)];
+              f.arp = true;
+            }
+            break;
+        }
+        model::Frame mf{f.src, f.dst, f.tag, f.payload};
+        mf.ip4 = f.ipv4_src;
+        mf.arp = f.arp;
+        model_frames.push_back(mf);
+      }
+      const std::vector<model::Result> expected = model.ForwardBurst(in, model_frames, up);
+      const std::vector<std::vector<model::Copy>> got = RunBurst(in, frames);
+      Snoop(0);
+      for (size_t i = 0; i < frames.size(); ++i) {
+        ASSERT_EQ(got[i], expected[i].copies)
+            << "config " << config << " round " << round << " frame " << i << " from " << in
+            << " " << specs[in].ToString() << " ip " << std::hex << frames[i].ipv4_src
+            << " arp " << frames[i].arp << " src " << frames[i].src << std::dec << " up "
+            << up;
+      }
+    }
+    for (uint16_t p = 0; p < kPorts; ++p) {
+      std::set<uint32_t> bound;
+      for (const LearnedBinding& b : Bound(p)) {
+        uint32_t addr;
+        std::memcpy(&addr, b.address.addr.data(), 4);
+        bound.insert(addr);
+      }
+      EXPECT_EQ(bound, model.LearnedIps(p)) << "config " << config << " port " << p;
+    }
+  }
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
 #include <rte_ring.h>
+#include <netinet/in.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -133,6 +134,27 @@ rte_mbuf* MakeFrame(rte_mempool* pool, const TestFrame& f) {
     }
   } else {
     eth->ether_type = rte_cpu_to_be_16(0x88b5);
+  }
+  if (f.ipv4_src != 0 && !inner) {
+    uint8_t* l3 = bytes.data() + header;
+    const uint16_t type = f.arp ? RTE_ETHER_TYPE_ARP : RTE_ETHER_TYPE_IPV4;
+    const rte_be16_t be_type = rte_cpu_to_be_16(type);
+    std::memcpy(l3 - 2, &be_type, 2);
+    if (f.arp) {
+      const uint8_t arp[8] = {0, 1, 0x08, 0x00, 6, 4, 0, 1};  // Ethernet/IPv4, a request
+      std::memcpy(l3, arp, 8);
+      std::memcpy(l3 + 8, &f.src, 6);
+      std::memcpy(l3 + 14, &f.ipv4_src, 4);
+    } else {
+      l3[0] = 0x45;
+      const rte_be16_t total = rte_cpu_to_be_16(static_cast<uint16_t>(f.payload));
+      std::memcpy(l3 + 2, &total, 2);
+      l3[8] = 64;
+      l3[9] = IPPROTO_UDP;
+      std::memcpy(l3 + 12, &f.ipv4_src, 4);
+      const uint8_t ports[4] = {0x03, 0xe8, 0x07, 0xd0};  // 1000 -> 2000
+      std::memcpy(l3 + 20, ports, 4);
+    }
   }
   std::memcpy(bytes.data() + size - 4, &f.seq, 4);
   // Segments of at most 2000 bytes, so that jumbo frames are chains as a PMD makes them.

@@ -64,6 +64,11 @@ struct TestFrame {
   uint8_t pcp = 0;            // the outer tag's priority bits
   int inner_tag = -1;         // tagged frames only: VLAN id of a second tag; -1: none
   uint16_t inner_tpid = 0x8100;
+  // Not 0: an IPv4 packet from this address (network order; UDP 1000 -> 2000), or with
+  // `arp` an ARP request whose sender is it (and the frame's source MAC), instead of the
+  // usual EtherType 0x88b5. payload >= 32 (the header and the sequence number).
+  uint32_t ipv4_src = 0;
+  bool arp = false;
 };
 
 rte_mbuf* MakeFrame(rte_mempool* pool, const TestFrame& frame);

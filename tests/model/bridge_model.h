@@ -58,6 +58,16 @@
 //     next burst on, until it is enabled again: its frames are dropped (reason shut) and
 //     learn nothing, and it is no destination (left out of floods, link_down for unicast).
 //   - Here meters never refill (the tests freeze them): a meter is a bucket of its burst.
+//   IP anti-spoofing (IPv4 here: ip= as /32 addresses, ip_learn=1's first ARP claims)
+//   - A port with bindings (ip=, or ip_learn=1 even before it has any) sends IPv4 only
+//     from a bound address and ARP only for a bound sender; any other such frame is
+//     dropped (reason spoofed_ip) before anything else is looked at (its VLAN, its run:
+//     it ends none), and teaches nothing. Other EtherTypes pass, but not a second tag
+//     (what it carries cannot be checked).
+//   - A learning port's refused ARP claims its sender, from and for the port's own MAC:
+//     after the burst the address is bound to the port, unless a port sharing a VLAN
+//     with it has it (ip= or learned) or the port has 4 learned already. A port going
+//     down loses what it learned.
 //   IGMP/MLD snooping (when on)
 //   - A frame to a group address other than broadcast is a query, a membership report
 //     (joining or leaving a group), or data.
@@ -109,6 +119,8 @@ struct PortConfig {
   uint64_t police_frames = 0, police_bytes = 0;
   std::array<uint64_t, 3> storm{};  // broadcast, other group, unknown unicast
   bool bpdu_guard = false;
+  std::set<uint32_t> ips4;  // ip= (IPv4 addresses)
+  bool ip_learn = false;
 
   bool Carries(int vlan) const {
     if (vlan < 0 || vlan >= 4095) return false;
@@ -145,11 +157,13 @@ struct Frame {
   McastKind mcast = McastKind::kData;
   int group = -1;         // kJoin, kLeave: the group (an id; its MAC by SetGroupMac)
   bool router = true;     // kQuery: from a router (not from 0.0.0.0)
+  uint32_t ip4 = 0;       // not 0: IPv4 from this address, or ARP from it with `arp`
+  bool arp = false;
 };
 
 enum class Outcome {
   kForwarded, kHairpin, kMalformed, kVlan, kSpoofed, kNoDestination,
-  kPoliced, kStorm, kReserved, kShut, kMirrorPort
+  kPoliced, kStorm, kReserved, kShut, kMirrorPort, kSpoofedIp
 };
 
 struct MirrorConfig {
@@ -227,6 +241,9 @@ class BridgeModel {
         r.outcome = Outcome::kMirrorPort;
       } else if (shut) {
         r.outcome = Outcome::kShut;
+      } else if (IpGuarded(in) && ((f.ip4 != 0 && !IpBound(in, f.ip4)) ||
+                                   (f.tag >= 0 && f.inner_tag))) {
+        r.outcome = Outcome::kSpoofedIp;
       } else {
         r = Decide(in, f, up_mask & ~ShutMask());
         bpdu = bpdu || (r.outcome == Outcome::kReserved && f.dst == kStp);
@@ -236,11 +253,17 @@ class BridgeModel {
     }
     if (bpdu && ports_[in].bpdu_guard) shut_.insert(in);
     if (snooping_) Snoop(in, frames, results);
+    for (size_t i = 0; i < frames.size(); ++i) {
+      if (results[i].outcome == Outcome::kSpoofedIp && frames[i].arp) Claim(in, frames[i]);
+    }
     const Frame* last = nullptr;  // the current run's last frame
     for (size_t i = 0; i < frames.size(); ++i) {
       const Outcome o = results[i].outcome;
       // Dropped before classification: they neither end a run nor teach.
-      if (o == Outcome::kVlan || o == Outcome::kShut || o == Outcome::kMirrorPort) continue;
+      if (o == Outcome::kVlan || o == Outcome::kShut || o == Outcome::kMirrorPort ||
+          o == Outcome::kSpoofedIp) {
+        continue;
+      }
       const bool asks = last == nullptr || !SameRun(in, *last, frames[i]);
       last = &frames[i];
       if (o == Outcome::kMalformed || o == Outcome::kSpoofed || o == Outcome::kPoliced) {
@@ -258,13 +281,16 @@ class BridgeModel {
   void AddStatic(uint16_t vlan, uint64_t mac, uint16_t port) {
     table_[Key(vlan, mac)] = {port, 0, true};
   }
-  // The port's link went down: its learned MACs and its lock go.
+  // The port's link went down: its learned MACs and its lock go, and what it learned of
+  // addresses.
   void Flush(uint16_t port) {
     std::erase_if(table_, [&](const auto& kv) {
       return kv.second.port == port && !kv.second.is_static;
     });
     locked_.erase(port);
+    learned_ips_.erase(port);
   }
+  const std::set<uint32_t>& LearnedIps(uint16_t port) { return learned_ips_[port]; }
   // Removes learned entries not seen for max_age seconds (0: none).
   void Age(uint32_t now, uint32_t max_age) {
     if (max_age == 0) return;
@@ -422,6 +448,32 @@ class BridgeModel {
   }
   bool IsAnalyser(uint16_t p) const { return mirror_.to == p; }
 
+  bool IpGuarded(uint16_t p) const { return !ports_[p].ips4.empty() || ports_[p].ip_learn; }
+  bool IpBound(uint16_t p, uint32_t addr) const {
+    auto learned = learned_ips_.find(p);
+    return ports_[p].ips4.count(addr) != 0 ||
+           (learned != learned_ips_.end() && learned->second.count(addr) != 0);
+  }
+  bool ShareAVlan(uint16_t p, uint16_t q) const {
+    for (int v = 0; v < 4095; ++v) {
+      if (ports_[p].Carries(v) && ports_[q].Carries(v)) return true;
+    }
+    return false;
+  }
+  // A learning port's ARP claiming its sender (its refused frame).
+  void Claim(uint16_t in, const Frame& f) {
+    const PortConfig& c = ports_[in];
+    auto locked = locked_.find(in);
+    const bool own_mac = c.allowed.count(f.src) != 0 ||
+                         (c.lock && locked != locked_.end() && locked->second == f.src);
+    if (!c.ip_learn || !own_mac || IpBound(in, f.ip4)) return;
+    for (uint16_t q = 0; q < ports_.size(); ++q) {
+      if (q != in && IpBound(q, f.ip4) && ShareAVlan(in, q)) return;  // taken
+    }
+    if (learned_ips_[in].size() >= 4) return;  // the limit
+    learned_ips_[in].insert(f.ip4);
+  }
+
   std::set<uint16_t> RouterPorts(int vlan) const {
     auto it = routers_.find(vlan);
     return it == routers_.end() ? std::set<uint16_t>{} : it->second;
@@ -489,6 +541,7 @@ class BridgeModel {
   std::map<uint16_t, std::array<uint64_t, 3>> storm_;
   std::set<uint16_t> shut_;
   uint64_t locked_refused_ = 0;
+  std::map<uint16_t, std::set<uint32_t>> learned_ips_;
   MirrorConfig mirror_;
   bool snooping_ = false;
   std::map<int, uint64_t> group_macs_;

@@ -7,14 +7,11 @@
 #include "ports/guard_spec.h"
 #include "switch/control/snoop_headers.h"
 #include "switch/datapath/mac_key.h"
+#include "switch/datapath/mcast_frame.h"
 
 namespace hvswitch {
 namespace {
 
-constexpr uint8_t kProtoIgmp = 2;
-constexpr uint8_t kIgmpQuery = 0x11, kIgmpv1Report = 0x12, kIgmpv2Report = 0x16,
-                  kIgmpv2Leave = 0x17, kIgmpv3Report = 0x22;
-constexpr uint8_t kMldQuery = 130, kMldv1Report = 131, kMldv1Done = 132, kMldv2Report = 143;
 // v3/v2 record types (RFC 3376 4.2.12, RFC 3810 5.2.12).
 constexpr uint8_t kModeIsInclude = 1, kChangeToInclude = 3, kBlockOldSources = 6;
 

@@ -4,8 +4,10 @@ that matter:  make_seeds.py TARGET DIR
            metadata, then the frame);
   options: port specs, command lines and config files of the README and the tests;
   vxlan: frames on a VXLAN uplink, some wrapped in outer headers (tests/fuzz/vxlan_fuzz.cc).
-  forwarder: port set-ups (VLANs, MTUs, limits, port security, offloads) with bursts of
-           unicast, broadcast, tagged and offload frames (layout: tests/fuzz/forwarder_fuzz.cc);
+  forwarder: port set-ups (VLANs, MTUs, limits, port security, offloads, mirror sessions,
+           group tables, ip_learn=1) with bursts of unicast, broadcast, tagged and offload
+           frames, and the captured IGMP, MLD, DHCP, ARP and neighbour discovery frames
+           (layout: tests/fuzz/forwarder_fuzz.cc);
   ip_guard: bindings and the L3 part of IPv4, DHCP, ARP, IPv6, ND and MLD frames
            (layout: tests/fuzz/ip_guard_fuzz.cc);
   snoop: a mode byte and a whole frame (tests/fuzz/snoop_fuzz.cc): the IGMP, MLD, DHCP,
@@ -85,7 +87,28 @@ def options_seeds(out):
             f.write(seed)
 
 
-def forwarder_port(mode=0, trunk=0, mtu=3, flags=1, limits=0, capture=0):
+def forwarder_global(ports, statics=0, sessions=0, groups=False, loop=False, waits=False):
+    return bytes([(ports - 2) | (0x80 if waits else 0),
+                  statics | sessions << 2 | (16 if groups else 0) | (32 if loop else 0)])
+
+
+# A mirror session: rx and tx port masks, the analyser, the tag pushed (a port VLAN's
+# index + 1; 0: none).
+def forwarder_mirror(rx, tx, to, vlan=0):
+    return bytes([rx, tx, to | vlan << 4])
+
+
+# A group table: groups (group MAC index, VLAN index, members) and router VLANs (VLAN
+# index, ports).
+def forwarder_groups(groups=(), routers=()):
+    return bytes([len(groups) | len(routers) << 3]) + \
+        b"".join(bytes([mac | vlan << 4, members]) for mac, vlan, members in groups) + \
+        b"".join(bytes([vlan, ports]) for vlan, ports in routers)
+
+
+def forwarder_port(mode=0, trunk=0, mtu=3, flags=1, limits=0, capture=0, ip_learn=False,
+                   mrouter=False):
+    trunk |= (64 if ip_learn else 0) | (128 if mrouter else 0)
     return bytes([mode, trunk, mtu, flags, limits, capture])
 
 
@@ -95,35 +118,143 @@ def forwarder_frame(flags=1, dst=0, src=1, vlans=0, piece=0, payload=b"\x08\x00"
                        segsz) + payload
 
 
+# A whole frame as it is, no table header.
+def forwarder_raw(frame, piece=0):
+    return forwarder_frame(flags=0, piece=piece, payload=frame)
+
+
+# Control bits: 1 toggle the link of `port`, 2 flush its MACs, 4 a second passes, 8 age.
+def forwarder_burst(port, frames, control=0):
+    return bytes([port, len(frames) - 1, control]) + b"".join(frames)
+
+
+def tagged(frame, vlan):
+    return frame[:12] + struct.pack("!HH", 0x8100, vlan) + frame[12:]
+
+
 def forwarder_seeds(out):
     plain = [forwarder_port() for _ in range(3)]
-    unicast = b"".join(forwarder_frame(dst=d, src=s) for s, d in ((0, 1), (1, 0), (2, 0)))
+    unicast = [forwarder_frame(dst=d, src=s) for s, d in ((0, 1), (1, 0), (2, 0))]
     bcast = forwarder_frame(dst=10, src=0)
+    cap = captures()
+    data = [forwarder_frame(dst=d, src=0) for d in (11, 12)]  # to the captured groups
     seeds = [
         # three plain ports: learning, then unicast and a broadcast
-        bytes([1, 0]) + b"".join(plain) + bytes([0, 3, 0]) + unicast + bytes([1, 2, 0]) +
-        bcast + forwarder_frame(dst=0, src=1),
+        forwarder_global(3) + b"".join(plain) + forwarder_burst(0, unicast) +
+        forwarder_burst(1, [bcast, forwarder_frame(dst=0, src=1)]),
         # access 10 (index 2), trunk {10,20} with native 1, plain; tagged and untagged
-        bytes([1, 0]) + forwarder_port(mode=1 | (2 << 2)) +
+        forwarder_global(3) + forwarder_port(mode=1 | (2 << 2)) +
         forwarder_port(mode=3, trunk=0b1100) + forwarder_port() +
-        bytes([1, 3, 0]) + forwarder_frame(flags=3, vlans=3) + forwarder_frame(flags=1) +
-        forwarder_frame(flags=7, vlans=3 | (4 << 4)) + bytes([0, 1, 0]) + bcast,
+        forwarder_burst(1, [forwarder_frame(flags=3, vlans=3), forwarder_frame(flags=1),
+                            forwarder_frame(flags=7, vlans=3 | (4 << 4))]) +
+        forwarder_burst(0, [bcast]),
         # MTUs 68 and 9000, a jumbo frame in chains of 500 bytes, a static MAC
-        bytes([1, 1, 1, 1]) + forwarder_port(mtu=0) + forwarder_port(mtu=6) +
-        forwarder_port() + bytes([2, 2, 0]) +
-        forwarder_frame(dst=1, piece=250, payload=bytes(9000)) + bcast,
+        forwarder_global(3, statics=1) + bytes([1, 1]) + forwarder_port(mtu=0) +
+        forwarder_port(mtu=6) + forwarder_port() +
+        forwarder_burst(2, [forwarder_frame(dst=1, piece=250, payload=bytes(9000)), bcast]),
         # port security: mac= on port 0, lock=1 on port 1, learn limit 1 on port 2; links
-        bytes([1, 0]) + forwarder_port(flags=1 | 128, limits=0b11000) +
+        forwarder_global(3) + forwarder_port(flags=1 | 128, limits=0b11000) +
         forwarder_port(flags=1 | 64) + forwarder_port(limits=1) +
-        bytes([1, 4, 0]) + b"".join(forwarder_frame(dst=0, src=s) for s in (3, 4, 5, 6)) +
-        bytes([0, 2, 0x11]) + b"".join(forwarder_frame(dst=1, src=s) for s in (0, 5)) +
-        bytes([2, 3, 0x22]) + b"".join(forwarder_frame(dst=0, src=s) for s in (2, 3, 4)),
+        forwarder_burst(1, [forwarder_frame(dst=0, src=s) for s in (3, 4, 5, 6)]) +
+        forwarder_burst(0, [forwarder_frame(dst=1, src=s) for s in (0, 5)], control=0x11) +
+        forwarder_burst(2, [forwarder_frame(dst=0, src=s) for s in (2, 3, 4)], control=0x22),
         # guest offloads: partial checksums and super-frames to ports with and without
-        bytes([0x80 | 1, 0]) + forwarder_port(flags=1 | 2) + forwarder_port(flags=1 | 4 | 8) +
-        forwarder_port(capture=3) + bytes([0, 2, 0]) +
-        forwarder_frame(flags=1 | 16, payload=frame(False, True, False, 200)[12:]) +
-        forwarder_frame(flags=1 | 16 | 32, dst=10, segsz=1448,
-                        payload=frame(False, True, False, 20000)[12:]),
+        forwarder_global(3, waits=True) + forwarder_port(flags=1 | 2) +
+        forwarder_port(flags=1 | 4 | 8) + forwarder_port(capture=3) +
+        forwarder_burst(0, [
+            forwarder_frame(flags=1 | 16, payload=frame(False, True, False, 200)[12:]),
+            forwarder_frame(flags=1 | 16 | 32, dst=10, segsz=1448,
+                            payload=frame(False, True, False, 20000)[12:])]),
+        # a mirror of what ports 0 and 1 receive and port 1 is sent, to port 3 (MTU 68)
+        # with VLAN 100 pushed: unicast, a flood, jumbo and runt frames; the analyser's own
+        # frames; it going down and up again; more than port 1's ring and the analyser's
+        # take (odd ports' rings hold 7 frames)
+        forwarder_global(4, sessions=1) + forwarder_mirror(0b011, 0b010, 3, vlan=5) +
+        b"".join(plain) + forwarder_port(mtu=0) +
+        forwarder_burst(0, unicast[:1] + [bcast, forwarder_frame(payload=b"")]) +
+        forwarder_burst(1, unicast[1:2] + [forwarder_raw(bytes(5)),
+                                           forwarder_frame(dst=0, src=1, payload=bytes(200))]) +
+        forwarder_burst(3, [forwarder_frame(dst=0, src=3), bcast]) +
+        forwarder_burst(0, unicast[:1], control=0x31) +
+        forwarder_burst(1, unicast[1:2], control=0x31) + forwarder_burst(0, [bcast] * 12),
+        # two sessions, frames waiting for fuller bursts: port 0's received to port 2 as
+        # they are, what trunk port 0 and port 1 are sent to port 3 with VLAN 2 pushed
+        forwarder_global(4, sessions=2, waits=True) + forwarder_mirror(0b001, 0, 2) +
+        forwarder_mirror(0, 0b011, 3, vlan=2) + forwarder_port(mode=3, trunk=0b1100) +
+        forwarder_port(mode=1 | (2 << 2)) + forwarder_port(mtu=6) + forwarder_port(mtu=2) +
+        forwarder_burst(0, [forwarder_frame(flags=3, vlans=3, dst=1, src=0),
+                            forwarder_frame(flags=1, dst=10, src=0, payload=bytes(1400))]) +
+        forwarder_burst(1, [forwarder_frame(dst=0, src=1, piece=30, payload=bytes(600))] * 3),
+        # a group table: 239.1.2.3 joined by port 1, ff05::1:3 by port 2, port 3 a router
+        # in VLAN 0; data to both, a query, reports and leaves
+        forwarder_global(4, groups=True) +
+        forwarder_groups([(0, 0, 0b0010), (1, 0, 0b0100)], [(0, 0b1000)]) +
+        b"".join(forwarder_port() for _ in range(4)) +
+        forwarder_burst(0, data + [forwarder_raw(cap["kIgmpv3GeneralQuery"]),
+                                   forwarder_raw(cap["kIgmpv2Report"]),
+                                   forwarder_raw(cap["kMldv1Report"]),
+                                   forwarder_raw(cap["kIgmpv3GroupQuery"])]) +
+        forwarder_burst(1, [forwarder_raw(cap["kIgmpv2Leave"]),
+                            forwarder_raw(cap["kMldv1Done"]),
+                            forwarder_frame(dst=11, src=1, piece=20)]),
+        # snooping learned: port 1 joins 239.1.2.3, port 2 ff05::1:3 (MLDv2 from fe80::),
+        # a querier on port 3, mrouter=1 on port 4; data to the groups; seconds pass
+        # until the memberships age; a leave; a member's link going down
+        forwarder_global(5, groups=True, loop=True) + forwarder_groups() +
+        b"".join(forwarder_port() for _ in range(4)) + forwarder_port(mrouter=True) +
+        forwarder_burst(1, [forwarder_raw(cap["kIgmpv3Join"])]) +
+        forwarder_burst(2, [forwarder_raw(cap["kMldv2Join"])]) +
+        forwarder_burst(3, [forwarder_raw(cap["kMldv2GeneralQuery"])]) +
+        forwarder_burst(0, data) +
+        forwarder_burst(0, data, control=0x04) +
+        forwarder_burst(1, [forwarder_raw(cap["kIgmpv3Leave"])]) +
+        forwarder_burst(0, data, control=0x21) +
+        forwarder_burst(0, data, control=0x04) + forwarder_burst(0, data, control=0x04) +
+        forwarder_burst(0, data, control=0x04),
+        # snooping in VLAN 10 on trunks: a tagged join from port 1, tagged data from port
+        # 0, untagged from the access port 2
+        forwarder_global(3, groups=True, loop=True) + forwarder_groups() +
+        forwarder_port(mode=2, trunk=0b0110) + forwarder_port(mode=3, trunk=0b0100) +
+        forwarder_port(mode=1 | (2 << 2)) +
+        forwarder_burst(1, [forwarder_raw(tagged(cap["kIgmpv3Join"], 10)),
+                            forwarder_raw(tagged(cap["kMldv2Join"], 10))]) +
+        forwarder_burst(0, [forwarder_frame(flags=3, vlans=3, dst=d, src=0) for d in (11, 12)]) +
+        forwarder_burst(2, [forwarder_frame(dst=11, src=2), forwarder_frame(dst=12, src=2)]),
+        # ip_learn=1 by DHCP: the client on port 1 (lock=1), the server on port 0: its
+        # offer and ack flooded, the renewal's ack unicast; the bound address, another
+        forwarder_global(3, loop=True) + forwarder_port() + forwarder_port(ip_learn=True) +
+        forwarder_port() +
+        forwarder_burst(1, [forwarder_raw(cap["kDhcpDiscover"])]) +
+        forwarder_burst(0, [forwarder_raw(cap["kDhcpOffer"])]) +
+        forwarder_burst(1, [forwarder_raw(cap["kDhcpRequest"])]) +
+        forwarder_burst(0, [forwarder_raw(cap["kDhcpAck"])]) +
+        forwarder_burst(1, [forwarder_raw(cap["kDhcpRenew"])]) +
+        forwarder_burst(0, [forwarder_raw(cap["kDhcpRenewAck"])]) +
+        forwarder_burst(1, [forwarder_raw(cap["kDhcpRelease"])]),
+        # ip_learn=1 by claims: ARP and neighbour discovery from port 1 (lock=1), and from
+        # port 2 (ip= too), which cannot have what port 1 took
+        forwarder_global(3, loop=True) + forwarder_port() + forwarder_port(ip_learn=True) +
+        forwarder_port(ip_learn=True, capture=128) +
+        forwarder_burst(1, [forwarder_raw(cap[k]) for k in (
+            "kArpProbe", "kArpRequest", "kNdDad", "kNdUnsolicitedNa", "kNdSolicitation")]) +
+        forwarder_burst(1, [forwarder_raw(cap["kArpRequest"])] * 2) +
+        forwarder_burst(2, [forwarder_raw(cap[k])
+                            for k in ("kArpRequest", "kNdSolicitation")]) +
+        forwarder_burst(0, [forwarder_raw(cap["kArpReply"])], control=0x11) +
+        forwarder_burst(1, [forwarder_raw(cap["kArpRequest"])]),
+        # all at once, frames waiting: port 4 the analyser of ports 0-2 both ways, a group
+        # table learned, ip_learn=1 on port 1; a full burst, whose copies overfill the
+        # analyser's transmit buffer
+        forwarder_global(5, sessions=1, groups=True, loop=True, waits=True) +
+        forwarder_mirror(0b111, 0b111, 4, vlan=3) + forwarder_groups([(0, 0, 0b100)]) +
+        forwarder_port() + forwarder_port(ip_learn=True) + forwarder_port() +
+        forwarder_port(mrouter=True) + forwarder_port() +
+        forwarder_burst(1, [forwarder_raw(cap[k]) for k in (
+            "kDhcpDiscover", "kIgmpv3Join", "kArpRequest")]) +
+        forwarder_burst(0, [forwarder_raw(cap["kDhcpAck"])] + data) +
+        forwarder_burst(2, [forwarder_raw(cap["kIgmpv2GeneralQuery"]),
+                            forwarder_raw(cap["kMldv2Join"])] + unicast[2:]) +
+        forwarder_burst(0, [forwarder_frame(dst=10, src=0, payload=b"\x08\x00")] * 64),
     ]
     for n, seed in enumerate(seeds):
         with open(os.path.join(out, f"seed{n:03d}"), "wb") as f:

@@ -92,7 +92,8 @@ class CtlTest(unittest.TestCase):
         self.assertEqual(set(a["rx_drops"]), {"no_mbuf", "malformed", "vlan", "hairpin",
                                               "bad_offload", "spoofed", "no_destination",
                                               "policed", "storm", "reserved", "shut",
-                                              "spoofed_ip", "missed", "rx_error"})
+                                              "spoofed_ip", "mirror_port", "missed",
+                                              "rx_error"})
         self.assertFalse(a["shut"])
         self.assertIn("offload", a)
         b = self.sw.ctl("port", "show", "b")["port"]

@@ -59,6 +59,11 @@ PORTS = [
     "t,type=memif,path=/t,trunk=10,20-22,native=5,lock=1,mtu=9000",
     "a,type=vhost-user,path=/a,vlan=10,learn_limit=16,mac=02:00:00:00:00:01,02:00:00:00:00:02",
     "slow,type=vhost-user,path=/run/slow.sock,tx_retries=32",
+    "g,type=vhost-user,path=/g,police_pps=10k,police_pps_burst=100,police_bps=100M,"
+    "storm_broadcast=1000,storm_multicast=2k,storm_unknown=500,bpdu_guard=1",
+    "ip,type=memif,path=/ip,mac=02:00:00:00:00:03,ip=10.0.0.5,192.168.0.0/24,fd00::5,"
+    "fe80::/64,ip_learn=1",
+    "r,type=vhost-user,path=/r,mrouter=1,trunk=1-3",
 ]
 ARGS = [
     ["--port=" + PORTS[0], "--port", PORTS[2], "--lcores=1-2", "--metrics_address=none",
@@ -68,6 +73,9 @@ ARGS = [
      "--burst=64", "--rx_descriptors=512", "--tx_descriptors=2048", "--mbufs=9000",
      "--tx_flush_us=50", "--runtime_dir=/tmp/r", "--ctl_group=kvm",
      "--save_config=/var/lib/h.conf"],
+    ["--port=" + PORTS[0], "--port=" + PORTS[8], "--port=" + PORTS[10],
+     "--mirror=span,from=vm1,g,to=r,direction=rx,vlan=7", "--mirror=s2,from=g,to=vm1",
+     "--mcast_snooping=1", "--mcast_aging=125"],
     ["--help"],
 ]
 

@@ -28,8 +28,8 @@ using hvswitch::PortSpec;
 
 // Adding a field to PortSpec or DaemonOptions changes these sizes: compare the new field in
 // SamePort / SameOptions below, then update the size.
-static_assert(sizeof(PortSpec) == 240, "PortSpec changed: compare its new field in SamePort");
-static_assert(sizeof(DaemonOptions) == 320,
+static_assert(sizeof(PortSpec) == 256, "PortSpec changed: compare its new field in SamePort");
+static_assert(sizeof(DaemonOptions) == 352,
               "DaemonOptions changed: compare its new field in SameOptions");
 
 [[noreturn]] void Broken(const char* what, const std::string& detail) {
@@ -44,13 +44,14 @@ bool SamePort(const PortSpec& a, const PortSpec& b) {
          a.trunk_vlans == b.trunk_vlans && a.native_vlan == b.native_vlan && a.mtu == b.mtu &&
          a.learn_limit == b.learn_limit && a.allowed_macs == b.allowed_macs &&
          a.lock_mac == b.lock_mac && a.quota == b.quota && a.tx_retries == b.tx_retries &&
-         a.guards == b.guards;
+         a.guards == b.guards && a.mrouter == b.mrouter;
 }
 
 // Everything a configuration file carries (not `help`, nor whether the ports were the
 // defaults: a saved file lists them).
 bool SameOptions(const DaemonOptions& a, const DaemonOptions& b) {
-  if (a.ports.size() != b.ports.size() || a.static_macs.size() != b.static_macs.size()) {
+  if (a.ports.size() != b.ports.size() || a.static_macs.size() != b.static_macs.size() ||
+      a.mirrors != b.mirrors) {
     return false;
   }
   for (size_t i = 0; i < a.ports.size(); ++i) {
@@ -70,7 +71,8 @@ bool SameOptions(const DaemonOptions& a, const DaemonOptions& b) {
          a.fdb_aging_seconds == b.fdb_aging_seconds && a.burst == b.burst &&
          a.rx_descriptors == b.rx_descriptors && a.tx_descriptors == b.tx_descriptors &&
          a.mbufs == b.mbufs && a.tx_flush_us == b.tx_flush_us && a.idle == b.idle &&
-         a.idle_max_us == b.idle_max_us && a.idle_max_us_given == b.idle_max_us_given;
+         a.idle_max_us == b.idle_max_us && a.idle_max_us_given == b.idle_max_us_given &&
+         a.mcast_snooping == b.mcast_snooping && a.mcast_aging == b.mcast_aging;
 }
 
 void CheckPort(const PortSpec& spec) {

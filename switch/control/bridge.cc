@@ -188,16 +188,22 @@ absl::Status Bridge::AddPort(const PortSpec& spec) {
   }
   if (spec.driver == &VxlanDriver()) {
     // A tunnel sends on its uplink and receives from it: attached before any worker
-    // sees it.
-    if (absl::Status attached = tunnels_->Attach(slot, port, Uplink(spec, *table));
-        !attached.ok()) {
+    // sees it. An analyser's frames are dropped and it takes only copies: no uplink.
+    const UplinkView uplink = Uplink(spec, *table);
+    if (uplink.slot >= 0 && mirrors_->IsAnalyser(uplink.slot)) {
+      slots_->Close(slot);
+      return absl::FailedPreconditionError(
+          absl::StrCat("port '", spec.name, "': its uplink '", uplink.name,
+                       "' is a mirror session's analyser: it cannot carry a tunnel"));
+    }
+    if (absl::Status attached = tunnels_->Attach(slot, port, uplink); !attached.ok()) {
       slots_->Close(slot);
       return attached;
     }
   }
   learner_->AddPort(static_cast<uint16_t>(slot), spec);
   Publish(std::move(table));
-  UpdateStaticRouters();
+  UpdateMcastPorts();
   Log("port '%s' (%s %s): ready, ethdev %d, mac %s", spec.name, spec.type_name(),
       spec.Traits().endpoint, dp.eth_port, port.mac());
   if (port.reconnect().enabled) {
@@ -241,7 +247,7 @@ absl::Status Bridge::RemovePort(absl::string_view name) {
     Log("port '%s': link flapped: %d more link lines not logged", port_name, held);
   }
   slots_->Close(slot);
-  UpdateStaticRouters();  // its slot is empty now
+  UpdateMcastPorts();  // its slot is empty now
   Log("port '%s': removed", port_name);
   return absl::OkStatus();
 }
@@ -569,7 +575,10 @@ absl::Status Bridge::AddMirror(const MirrorSpec& spec) {
   absl::Status status = mirrors_->Add(spec, *session, [this](int s) { return MirrorSums(s); });
   if (!status.ok()) return status;
   Publish(RebuiltTable());
-  // Its frames are dropped from now on: what it taught the FDB goes.
+  // Its frames are dropped from now on: what it taught the FDB goes, with what its frames
+  // asked before that table and the learn queues still hold (one poll takes a ring's
+  // worth, more than a ring held then).
+  learner_->Poll(config_.clock());
   learner_->Flush(to);
   Log("mirror '%s': %s of %s to port '%s'%s", spec.name,
       spec.rx && spec.tx ? "frames received and sent" : spec.rx ? "frames received" : "frames sent",

@@ -152,8 +152,9 @@ class Bridge : public BridgeControl {
   // Returns whether copies may still wait (the caller must not sleep).
   bool DrainSnooped(uint32_t now);
   void PublishMcast();
-  // The ports with mrouter=1 as the slots have them now, to snooping.
-  void UpdateStaticRouters();
+  // The ports with mrouter=1, and the guest ports (whose queries make no router), as the
+  // slots have them now, to snooping.
+  void UpdateMcastPorts();
   // The uplink a vxlan port's spec names, as `table` has it (slot -1: no such port, or a
   // vxlan port itself).
   UplinkView Uplink(const PortSpec& tunnel, const PortTable& table);

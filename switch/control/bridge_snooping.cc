@@ -62,14 +62,20 @@ void Bridge::PublishMcast() {
   mcast_table_ = std::move(next);
 }
 
-void Bridge::UpdateStaticRouters() {
+void Bridge::UpdateMcastPorts() {
   if (mcast_ == nullptr) return;
-  uint64_t routers = 0;
+  uint64_t routers = 0, guests = 0;
   for (int p = 0; p < kMaxPorts; ++p) {
     const Port* port = slots_->port(p);
-    if (port != nullptr && port->spec().mrouter) routers |= uint64_t{1} << p;
+    if (port == nullptr) continue;
+    if (port->spec().mrouter) routers |= uint64_t{1} << p;
+    // A guest with mrouter=1 is a router the operator vouched for.
+    if (port->spec().role() == PortRole::kGuest && !port->spec().mrouter) {
+      guests |= uint64_t{1} << p;
+    }
   }
-  if (mcast_->SetStaticRouters(routers)) PublishMcast();
+  const bool routers_changed = mcast_->SetStaticRouters(routers);
+  if (mcast_->SetGuestPorts(guests) || routers_changed) PublishMcast();
 }
 
 }  // namespace hvswitch

@@ -274,17 +274,31 @@ json MirrorShow(CommandContext& ctx, const Parsed&) {
   return {{"ok", true}, {"mirrors", mirrors}};
 }
 
+// An analyser leaves its VLANs and sends nothing but copies: making a port one (or back)
+// is managing it, allowed as adding or removing it would be.
+absl::Status MayManageAnalyser(CommandContext& ctx, const std::string& to) {
+  for (const PortSpec& spec : ctx.bridge.PortSpecs()) {
+    if (spec.name == to) return ctx.policy.MayManagePort(ctx.role, spec);
+  }
+  return absl::OkStatus();  // no such port: AddMirror says so
+}
+
 json MirrorAdd(CommandContext& ctx, const Parsed& p) {
   if (!p.from || !p.to) return Error("mirror add needs --from PORT[,PORT...] and --to PORT");
   const absl::StatusOr<MirrorSpec> spec =
       MirrorSpecFromWords(p.args[0], *p.from, *p.to, p.direction, p.vlan);
   if (!spec.ok()) return Error(spec.status().message());
-  absl::Status status = ctx.bridge.AddMirror(*spec);
+  absl::Status status = MayManageAnalyser(ctx, spec->to);
+  if (status.ok()) status = ctx.bridge.AddMirror(*spec);
   return status.ok() ? Ok() : Error(status);
 }
 
 json MirrorDel(CommandContext& ctx, const Parsed& p) {
-  absl::Status status = ctx.bridge.RemoveMirror(p.args[0]);
+  absl::Status status = absl::OkStatus();
+  for (const MirrorSpec& spec : ctx.bridge.MirrorSpecs()) {
+    if (spec.name == p.args[0]) status = MayManageAnalyser(ctx, spec.to);
+  }
+  if (status.ok()) status = ctx.bridge.RemoveMirror(p.args[0]);
   return status.ok() ? Ok() : Error(status);
 }
 
@@ -328,7 +342,11 @@ json McastShow(CommandContext& ctx, const Parsed& p) {
           {"groups", groups},
           {"routers", routers},
           {"static_routers", static_routers},
-          {"messages", {{"queries", m.queries}, {"reports", m.reports}, {"invalid", m.invalid}}}};
+          {"messages", {{"queries", m.queries}, {"reports", m.reports}, {"invalid", m.invalid}}},
+          {"refused",
+           {{"table_full", m.table_full},
+            {"port_limit", m.port_limit},
+            {"guest_querier", m.guest_querier}}}};
 }
 
 // Per worker core: what ovs-appctl dpif-netdev/pmd-perf-show tells (busy share, cycles

@@ -134,8 +134,13 @@ bool IpLearning::ApplyDhcp(const uint8_t* frame, uint32_t len, uint16_t port,
     if (unicast) Count(LearnEvent::kForeignMac);
     return false;
   }
+  // A lease running past the clock's range lasts as an infinite one (a wrapped sum could
+  // end it at once, or read 0: infinite after all).
+  const uint64_t ends = uint64_t{now} + msg->lease_seconds;
   LearnedBinding binding{{}, BindingSource::kDhcp,
-                         msg->lease_seconds == kInfiniteLease ? 0 : now + msg->lease_seconds};
+                         msg->lease_seconds == kInfiniteLease || ends > UINT32_MAX
+                             ? 0
+                             : static_cast<uint32_t>(ends)};
   binding.address.v6 = false;
   binding.address.length = 32;
   std::memcpy(binding.address.addr.data(), &msg->your_ip, 4);

@@ -14,7 +14,20 @@
 //
 // Groups whose MAC is a link-local group's (IsUnsnoopedGroupMac: 239.0.0.251 shares
 // mDNS's 01:00:5e:00:00:fb) are not snooped: their frames flood, as the link-local ones'
-// must.
+// must; nor are IPv6 solicited-node groups (33:33:ff:..., every address's own), which
+// carry neighbour discovery: a guest whose report went missing must not lose its
+// neighbours.
+//
+// Without a querier in the VLAN, nobody asks for reports again: a membership lasts
+// `aging` seconds from the guest's own unsolicited reports, then the group floods again
+// (unknown), as it did before it was joined. Run a querier (a router, or the kernel
+// bridge's) where groups must stay snooped.
+//
+// What guests may make of it is bounded: a query from a guest port (PortRole::kGuest)
+// makes it no router port unless it has mrouter=1 (else a guest could draw every group's
+// frames by querying), and joins beyond kMaxMcastGroups groups in all, or beyond
+// kMaxMcastPortMemberships for one port, are refused (counted): their groups flood, or
+// reach the port as an unknown group would.
 //
 // A leave (IGMPv2 leave, MLDv1 done, a v3/v2 record leaving) ends the port's membership at
 // once, as Open vSwitch's snooping does: one guest behind a port is the hypervisor's case.
@@ -25,6 +38,8 @@
 // Control thread only, except Snapshot (any thread).
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -35,11 +50,14 @@
 #include <vector>
 
 #include "switch/control/mcast_message.h"
+#include "switch/datapath/datapath_limits.h"
 #include "switch/datapath/mcast_table.h"
 
 namespace hvswitch {
 
 inline constexpr uint32_t kDefaultMcastAging = 260;  // seconds: RFC 3376's GMI
+inline constexpr size_t kMaxMcastGroups = 4096;         // (VLAN, group) pairs, every port's
+inline constexpr uint32_t kMaxMcastPortMemberships = 256;  // groups one port may join
 
 // A reader's copy of the state (hvswitchctl mcast show, metrics).
 struct McastSnapshot {
@@ -64,6 +82,9 @@ struct McastSnapshot {
   // Messages read, by what they were: queries, reports (joins and leaves), and copies
   // that were no well-formed IGMP/MLD message (ignored).
   uint64_t queries = 0, reports = 0, invalid = 0;
+  // Refused: joins beyond kMaxMcastGroups (table_full) or kMaxMcastPortMemberships
+  // (port_limit), queries from guest ports without mrouter=1 (guest_querier).
+  uint64_t table_full = 0, port_limit = 0, guest_querier = 0;
   size_t memberships() const {
     size_t n = 0;
     for (const Group& g : groups) n += g.members.size();
@@ -85,6 +106,9 @@ class McastSnooping {
   bool PortGone(uint16_t port);
   // The ports with mrouter=1; true if they changed.
   bool SetStaticRouters(uint64_t ports);
+  // The guest ports (PortRole::kGuest): their queries make no router. True if a router
+  // state went (a port that was learned a router is a guest's now).
+  bool SetGuestPorts(uint64_t ports);
 
   // The workers' table for the state now.
   std::unique_ptr<McastTable> Table() const;
@@ -92,8 +116,13 @@ class McastSnooping {
 
  private:
   using GroupKey = std::pair<uint16_t, McastGroup>;  // VLAN, group
-  void Join(uint16_t vlan, const McastGroup& group, uint16_t port, uint32_t now);
-  void Leave(uint16_t vlan, const McastGroup& group, uint16_t port);
+  // True when the port's membership is new (refreshed: false) / ended.
+  bool Join(uint16_t vlan, const McastGroup& group, uint16_t port, uint32_t now);
+  bool Leave(uint16_t vlan, const McastGroup& group, uint16_t port);
+  // Removes the memberships `gone` picks (port, expiry), and groups left empty; true if
+  // any went.
+  template <typename Pick>
+  bool EraseMemberships(Pick gone);
 
   const uint32_t aging_;
   // Snapshot reads the maps from another thread (a pthread lock, for ThreadSanitizer's
@@ -102,8 +131,10 @@ class McastSnooping {
   // Expiry time (seconds) of each port's membership / router state.
   std::map<GroupKey, std::map<uint16_t, uint32_t>> groups_;
   std::map<uint16_t, std::map<uint16_t, uint32_t>> routers_;
-  uint64_t static_routers_ = 0;
+  uint64_t static_routers_ = 0, guest_ports_ = 0;
+  std::array<uint32_t, kMaxPorts> memberships_{};  // groups each port is a member of
   uint64_t queries_ = 0, reports_ = 0, invalid_ = 0;
+  uint64_t table_full_ = 0, port_limit_ = 0, guest_querier_ = 0;
 };
 
 }  // namespace hvswitch

@@ -5,6 +5,8 @@
 #include <string>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
+
 namespace hvswitch {
 namespace {
 
@@ -329,6 +331,21 @@ void AddMcast(const McastSnapshot& m, std::vector<MetricFamily>& out) {
   AddSample(messages, {{"type", "report"}}, static_cast<double>(m.reports));
   AddSample(messages, {{"type", "invalid"}}, static_cast<double>(m.invalid));
   out.push_back(std::move(messages));
+  MetricFamily refused = Family(
+      "hvswitch_mcast_refused_total",
+      absl::StrCat(
+          "What IGMP/MLD snooping did not take from a message. table_full: joins of a new "
+          "group with ", kMaxMcastGroups, " groups snooped (it floods); port_limit: joins "
+          "by a port that is a member of ", kMaxMcastPortMemberships, " groups already "
+          "(the group reaches it only as an unknown group does); guest_querier: queries "
+          "from a guest port without mrouter=1, which make it no router port (a guest "
+          "asking for every group's frames). Rising: a guest flooding joins or queries, or "
+          "a host needing more groups than snooping keeps."),
+      MetricType::Counter);
+  AddSample(refused, {{"reason", "table_full"}}, static_cast<double>(m.table_full));
+  AddSample(refused, {{"reason", "port_limit"}}, static_cast<double>(m.port_limit));
+  AddSample(refused, {{"reason", "guest_querier"}}, static_cast<double>(m.guest_querier));
+  out.push_back(std::move(refused));
 }
 
 // ip_learn=1's outcomes (none before a port learns anything).

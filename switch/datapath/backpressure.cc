@@ -183,6 +183,9 @@ void Forwarder::OfferParked(uint64_t now) {
     if (!park.took) stalled_ |= bit;
     EndPark(p, now);
   });
+  // The transmit taps of what went made copies for analysers: they go now, not after the
+  // next burst.
+  FlushMirrorCopies();
 }
 
 void Forwarder::DropParked() { DropWaiting(parked_, TxDrop::kQueueFull); }

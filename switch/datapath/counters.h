@@ -190,6 +190,16 @@ struct DropInfo {
     "Times the port was shut because it sent a BPDU (frame to 01:80:C2:00:00:00) while "  \
     "bpdu_guard=1: a guest running a bridge or spanning tree, or a loop through a guest. " \
     "Its frames are dropped (reason shut) until hvswitchctl port enable.",                \
+    kJsonDetail | kTelemetryDetail)                                                       \
+  /* Snooped messages of the port beyond its budget (Forwarder::OfferSnoop): not       */ \
+  /* copied for the control thread; the frames themselves forwarded.                  */ \
+  X(kSnoopLimited, "snoop_limited", "hvswitch_port_snoop_limited_total", Labels(),        \
+    "Messages of the port that snooping did not read because the port sent them faster "  \
+    "than its budget (32 at once, then 1000 a second, per worker core): IGMP/MLD "        \
+    "messages from it (--mcast_snooping=1), and for an ip_learn=1 port its ARP/neighbour " \
+    "discovery claims and the DHCP replies sent to it. The frames were forwarded; a "     \
+    "membership or binding they carried may be missing until the next. Rising: a guest "  \
+    "flooding such messages (the budget keeps it from starving the others').",           \
     kJsonDetail | kTelemetryDetail)
 
 // Per port histograms, sampled by the workers: a sample is a duration in nanoseconds, put

@@ -239,7 +239,9 @@ struct PortTable {
     SealMirrors();
     tx_tapped = 0;
     for (size_t p = 0; p < kMaxPorts; ++p) {
-      if (ports[p].mirror_tx != 0 || (ports[p].guards & kGuardIpLearn)) {
+      // A learning port's transmits are read for DHCP replies, an analyser's never.
+      if (ports[p].mirror_tx != 0 ||
+          (ports[p].guards & (kGuardIpLearn | kGuardMirrorPort)) == kGuardIpLearn) {
         tx_tapped |= uint64_t{1} << p;
       }
     }

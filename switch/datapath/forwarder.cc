@@ -107,14 +107,16 @@ struct Classification {
   uint64_t spoofed_ip = 0;
 };
 
-// A learning port's IPv4 frame that may be a DHCP server's message (UDP from port 67,
-// which it may not send: Ipv4Allowed), or whose header is not the plain 20 bytes that
-// put the ports where this looks: for the full check. The frame holds 38 bytes.
+// A learning port's IPv4 frame that may be a DHCP server's or relay's message (UDP from
+// port 67 or to port 68, which it may not send: Ipv4Allowed), or whose header is not the
+// plain 20 bytes that put the ports where this looks: for the full check. The frame holds
+// 38 bytes.
 [[gnu::always_inline]] inline bool MaybeServer(const uint8_t* eth) {
-  uint16_t sport;
+  uint16_t sport, dport;
   std::memcpy(&sport, eth + RTE_ETHER_HDR_LEN + 20, 2);
+  std::memcpy(&dport, eth + RTE_ETHER_HDR_LEN + 22, 2);
   return eth[RTE_ETHER_HDR_LEN] != 0x45 ||
-         (eth[RTE_ETHER_HDR_LEN + 9] == 17 && sport == RTE_BE16(67));
+         (eth[RTE_ETHER_HDR_LEN + 9] == 17 && (sport == RTE_BE16(67) || dport == RTE_BE16(68)));
 }
 inline constexpr uint16_t kLearnQuickLen = RTE_ETHER_HDR_LEN + 20 + 4;  // through the ports
 

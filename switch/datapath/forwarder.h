@@ -21,11 +21,18 @@
 #include "switch/datapath/datapath.h"
 #include "switch/datapath/learn_queue.h"
 #include "switch/datapath/mcast_table.h"
+#include "switch/datapath/snoop_queue.h"
 #include "switch/datapath/verdict.h"
 
 struct rte_mbuf;
 
 namespace hvswitch {
+
+// A port's snooping budget (ForwarderOptions): enough for a guest's reports to a general
+// query and its addresses coming up at once, and a steady rate far above any honest
+// guest's, far below what would keep the control thread from the others'.
+inline constexpr uint32_t kSnoopBurst = 32;
+inline constexpr uint64_t kSnoopsPerSecond = 1000;
 
 struct ForwarderOptions {
   uint16_t worker = 0;        // picks this worker's tx queue on each port
@@ -41,6 +48,10 @@ struct ForwarderOptions {
   // pause_period_cycles (kPauseBudgetUs, kPausePeriodUs in the daemon); period 0: no limit.
   uint64_t pause_period_cycles = 0;
   uint64_t pause_budget_cycles = 0;
+  // What a port may have copied for the control thread's snooping (IGMP/MLD, DHCP
+  // replies, address claims): a burst of this many, then this many a second.
+  uint32_t snoop_burst = kSnoopBurst;
+  uint64_t snoops_per_second = kSnoopsPerSecond;
 };
 
 // A slow guest frees a descriptor every few hundred nanoseconds (a DPDK guest doing work
@@ -288,15 +299,16 @@ class Forwarder {
   // rest are freed.
   [[gnu::noinline]] void CopyForMirrors(uint8_t sessions, rte_mbuf* const* pkts, uint16_t n);
   [[gnu::noinline]] void MirrorSent(uint8_t sessions, uint16_t sent);
-  // Copies of `pkts` for session `slot` (its tag pushed) from the mirror pool, in order;
-  // stops at the first frame it cannot copy. kAnalyserDown: none made, the analyser is
-  // down.
+  // Copies of `pkts` for session `slot` (its tag pushed) from the mirror pool, copies[i]
+  // frame i's (null: it could not be copied); returns how many were. kAnalyserDown: none
+  // made, the analyser is down.
   static constexpr uint16_t kAnalyserDown = UINT16_MAX;
   uint16_t CopyForMirror(uint16_t slot, rte_mbuf* const* pkts, uint16_t n, rte_mbuf** copies);
   // Of `frames` to mirror, `copied` were (CopyForMirror's answer for them or more): the
   // rest counted, as failures, or as the down analyser's link_down.
   void CountMirrored(uint16_t slot, uint16_t frames, uint16_t copied);
-  // Copies to the session's analyser's transmit buffer; one over its MTU is dropped there.
+  // Copies to the session's analyser's transmit buffer (nulls skipped); one over its MTU
+  // is dropped there.
   void EnqueueMirrored(uint16_t slot, rte_mbuf** copies, uint16_t n);
   // A burst that ends before its flush (every frame dropped): the copies of its frames
   // that wait for analysers go now, not a round later.
@@ -305,12 +317,21 @@ class Forwarder {
   }
   [[gnu::noinline, gnu::cold]] void SendMirrorCopies();
 
+  // A copy of `m` for the control thread (the snoop queue), charged to `port`'s budget
+  // (snoop_offer.cc): a burst of ForwarderOptions::snoop_burst, then snoops_per_second,
+  // per port and worker.
+  // A guest sending IGMP/MLD reports or address claims without end (or a server sending
+  // a learning port DHCP replies) takes no more of the queue, nor of the control thread,
+  // than that; what is beyond it is counted (snoop_limited), the frame forwarded as ever.
+  [[gnu::noinline, gnu::cold]] void OfferSnoop(uint16_t port, const rte_mbuf* m, uint16_t vlan,
+                                               SnoopKind kind);
+
   // ip_learn=1 (ip_learn_tap.cc): what the control thread reads to bind addresses to a
   // learning port, copied to the snoop queue. A frame of `port` claiming an address
-  // (ClaimsUnbound), a few a millisecond per port at most: a guest sending claims
-  // without end takes no more of the queue, nor of this worker, than that.
+  // (ClaimsUnbound), from a MAC the port may use.
   [[gnu::noinline, gnu::cold]] void OfferClaim(uint16_t port, const rte_mbuf* m);
-  // FlushPort, for a learning port: the DHCP server messages among the frames it is sent.
+  // FlushPort, for a learning port: the DHCP server messages among the frames it is sent,
+  // charged to the learning port.
   [[gnu::noinline]] void OfferDhcpReplies(uint16_t port, rte_mbuf* const* pkts, uint16_t n);
 
   // FlushPort's taps (a port in tx_taps_), before its transmit: mirror copies and DHCP
@@ -406,16 +427,18 @@ class Forwarder {
   };
   std::array<PauseBudget, kMaxPorts> pauses_{};
   // CopyForMirrors' copies of the frames FlushPort is sending, per session, until
-  // MirrorSent; an analyser is never mirrored, so its FlushPort never reaches them.
+  // MirrorSent (copies[i] frame i's, null: not copied), and how many places are filled
+  // (kAnalyserDown: none, the analyser is down); an analyser is never mirrored, so its
+  // FlushPort never reaches them.
   std::array<std::array<rte_mbuf*, kMaxBurst>, kMaxMirrors> mirror_copies_;
   std::array<uint16_t, kMaxMirrors> mirror_copied_{};
-  // OfferClaim's budget per port: claims it may still offer, and when it last had its
-  // tokens counted (TSC).
-  struct ClaimBudget {
-    uint32_t tokens = 0;
-    uint64_t counted = 0;
-  };
-  std::array<ClaimBudget, kMaxPorts> claim_budget_{};
+  // OfferSnoop's budget: one profile, configured at the first offer (it needs the TSC
+  // rate), and a meter per port, configured at the port's first (bit set in
+  // snoop_budgeted_).
+  rte_meter_srtcm_profile snoop_profile_{};
+  std::array<rte_meter_srtcm, kMaxPorts> snoop_budget_{};
+  uint64_t snoop_budgeted_ = 0;
+  bool snoop_profile_ready_ = false;
 };
 
 inline void Forwarder::UnicastRun(uint16_t port, const Run& run, rte_mbuf** frames) {

@@ -44,28 +44,31 @@ bool IsZero16(const uint8_t* addr) {
   return (a | b) == 0;
 }
 
-// Whether an IPv4 packet is UDP from port `sport` to `dport` (its first fragment: a later
+// An IPv4 packet's UDP ports (network order), if it is UDP and its first fragment (a later
 // one has no ports).
-bool IsUdp(const uint8_t* ip, uint32_t len, uint16_t sport, uint16_t dport) {
+bool UdpPorts(const uint8_t* ip, uint32_t len, uint16_t* sport, uint16_t* dport) {
   const uint32_t ihl = (ip[0] & 0xf) * 4u;
   if (ip[9] != kProtoUdp || ihl < 20 || len < ihl + 4) return false;
   if ((Load16(ip + 6) & __builtin_bswap16(0x1fff)) != 0) return false;  // a later fragment
-  return Load16(ip + ihl) == __builtin_bswap16(sport) &&
-         Load16(ip + ihl + 2) == __builtin_bswap16(dport);
+  *sport = Load16(ip + ihl);
+  *dport = Load16(ip + ihl + 2);
+  return true;
 }
-
-// An IPv4 packet from 0.0.0.0: only a DHCP client's (UDP 68 -> 67, before it has an
-// address).
-bool IsDhcpClient(const uint8_t* ip, uint32_t len) { return IsUdp(ip, len, 68, 67); }
 
 bool Ipv4Allowed(const IpBindings& bindings, const uint8_t* ip, uint32_t len) {
   if (len < 20) return false;
   const uint32_t src = Load32(ip + 12);
-  // A learning port is a DHCP client, never a server: its replies would bind addresses
-  // to other ports (and are a rogue server's).
-  if (bindings.learn && IsUdp(ip, len, 67, 68)) return false;
+  uint16_t sport = 0, dport = 0;
+  const bool udp = UdpPorts(ip, len, &sport, &dport);
+  // A learning port is a DHCP client, never a server or relay: what it sends from port 67
+  // or to port 68 (a client's) would bind addresses to other ports.
+  if (bindings.learn && udp &&
+      (sport == __builtin_bswap16(67) || dport == __builtin_bswap16(68))) {
+    return false;
+  }
   if (bindings.Allows4(src)) return true;
-  return src == 0 && IsDhcpClient(ip, len);
+  // From 0.0.0.0: only a DHCP client's (UDP 68 -> 67, before it has an address).
+  return src == 0 && udp && sport == __builtin_bswap16(68) && dport == __builtin_bswap16(67);
 }
 
 // Ethernet/IPv4 ARP only; the sender's protocol address bound, or 0.0.0.0 (a probe).
@@ -132,7 +135,10 @@ bool IpBindings::Allows6(const uint8_t* addr) const {
 }
 
 bool IsDhcpReply(uint16_t ether_type, const uint8_t* l3, uint32_t len) {
-  return ether_type == kEtherIpv4 && len >= 20 && (l3[0] >> 4) == 4 && IsUdp(l3, len, 67, 68);
+  uint16_t sport, dport;
+  return ether_type == kEtherIpv4 && len >= 20 && (l3[0] >> 4) == 4 &&
+         UdpPorts(l3, len, &sport, &dport) && sport == __builtin_bswap16(67) &&
+         dport == __builtin_bswap16(68);
 }
 
 bool ClaimsUnbound(uint16_t ether_type, const uint8_t* l3, uint32_t len, bool allowed) {

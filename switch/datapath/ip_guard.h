@@ -11,7 +11,8 @@
 //   - neighbour advertisements only for a bound target (the in-subnet hijack);
 //   - any frame of another EtherType (not IP: the bindings say nothing of it), except
 //     one whose EtherType is another VLAN tag (what it carries cannot be checked);
-//   - with ip_learn=1 (IpBindings::learn), no DHCP server message (UDP 67 -> 68).
+//   - with ip_learn=1 (IpBindings::learn), no UDP from port 67 or to port 68 (a DHCP
+//     server's or relay's message).
 // A family without bindings sends nothing of that family (beyond DHCP and DAD). IPv6
 // link-local addresses are addresses like any: bind fe80::/64 (or the guest's own) to let
 // a port use them. Anything too short to be checked is refused, and so is an IPv6 packet

@@ -1,7 +1,6 @@
 // ip_learn=1 on the workers: copies of what tells the control thread which addresses a
 // learning port may use (switch/control/ip_learning.h), to the snoop queue. Out of line:
 // only learning ports' frames reach it.
-#include <rte_cycles.h>
 #include <rte_ether.h>
 #include <rte_mbuf.h>
 
@@ -11,14 +10,6 @@
 #include "switch/datapath/snoop_queue.h"
 
 namespace hvswitch {
-namespace {
-
-// A port's claims: a burst of this many (a guest's addresses coming up at once), then one
-// a millisecond.
-constexpr uint32_t kClaimBurst = 16;
-constexpr uint64_t kClaimsPerSecond = 1000;
-
-}  // namespace
 
 void Forwarder::OfferClaim(uint16_t port, const rte_mbuf* m) {
   // The claim is its source MAC's: on a lock=1 port not locked yet it takes the lock, as
@@ -29,20 +20,8 @@ void Forwarder::OfferClaim(uint16_t port, const rte_mbuf* m) {
   uint64_t src = 0;
   std::memcpy(&src, rte_pktmbuf_mtod(m, const uint8_t*) + RTE_ETHER_ADDR_LEN, RTE_ETHER_ADDR_LEN);
   if (nb_macs != 0 && !macs.Admits(src, nb_macs)) return;
-  ClaimBudget& budget = claim_budget_[port];
-  const uint64_t now = rte_rdtsc();
-  const uint64_t cycles_per_claim = rte_get_tsc_hz() / kClaimsPerSecond;
-  const uint64_t earned = (now - budget.counted) / cycles_per_claim;
-  if (earned != 0) {
-    budget.tokens = static_cast<uint32_t>(
-        std::min<uint64_t>(kClaimBurst, budget.tokens + earned));
-    budget.counted += earned * cycles_per_claim;
-  }
-  if (budget.tokens == 0) return;  // the frame's fate is decided all the same
-  --budget.tokens;
-  if (!datapath_.snoop->Offer(m, port, 0, SnoopKind::kClaim)) {
-    counters_[CoreCounter::kSnoopQueueDrops].Add(1);
-  }
+  if (src == 0 || (src & 1) != 0) return;  // no station's: a group or the zero address
+  OfferSnoop(port, m, 0, SnoopKind::kClaim);
 }
 
 void Forwarder::OfferDhcpReplies(uint16_t port, rte_mbuf* const* pkts, uint16_t n) {
@@ -59,9 +38,7 @@ void Forwarder::OfferDhcpReplies(uint16_t port, rte_mbuf* const* pkts, uint16_t 
     }
     if (!IsDhcpReply(ether_type, eth + l2, m->data_len - l2)) continue;
     // Who sent it (m->port: the ethdev it came from) decides whether it is believed.
-    if (!datapath_.snoop->Offer(m, port, 0, SnoopKind::kDhcp)) {
-      counters_[CoreCounter::kSnoopQueueDrops].Add(1);
-    }
+    OfferSnoop(port, m, 0, SnoopKind::kDhcp);
   }
 }
 

@@ -33,9 +33,7 @@ uint16_t Forwarder::DispatchGroup(const McastTable& mcast, uint16_t in_port, Por
     }
     uint64_t targets = data_targets;
     if (kind != McastFrame::kData) {
-      if (!datapath_.snoop->Offer(m, in_port, run.vlan, SnoopKind::kMcast)) {
-        counters_[CoreCounter::kSnoopQueueDrops].Add(1);
-      }
+      OfferSnoop(in_port, m, run.vlan, SnoopKind::kMcast);
       // A query is every listener's business; a report only the routers' (RFC 4541:
       // other members hearing it would suppress their own, and go unseen).
       targets = kind == McastFrame::kQuery ? vlan_ports : routers;

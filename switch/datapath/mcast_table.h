@@ -22,9 +22,14 @@ namespace hvswitch {
 // 2.1.2: OSPF, VRRP, mDNS...), and every group mapped onto it (x.0.0.y and x.128.0.y: the
 // MAC cannot tell them apart); 33:33:00:00:00:01 carries IPv6's all-nodes ff02::1 (RFC
 // 4541 3: router advertisements, unsolicited neighbour advertisements) and the groups
-// whose low 32 bits are 1. `mac`: FDB key layout (switch/datapath/mac_key.h), no VLAN.
+// whose low 32 bits are 1; 33:33:ff:xx:xx:xx carries the solicited-node groups
+// ff02::1:ffxx:xxxx, where neighbour solicitations go: snooped, a guest whose MLD report
+// was lost (or never sent: MLD is not required for them everywhere) would be cut off from
+// its neighbours, and every guest's addresses would fill the table. `mac`: FDB key layout
+// (switch/datapath/mac_key.h), no VLAN.
 inline bool IsUnsnoopedGroupMac(uint64_t mac) {
-  return (mac & 0xffffffffff) == 0x00005e0001 || mac == 0x010000003333;
+  return (mac & 0xffffffffff) == 0x00005e0001 || mac == 0x010000003333 ||
+         (mac & 0xffffff) == 0xff3333;
 }
 
 struct McastTable {

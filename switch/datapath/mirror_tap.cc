@@ -36,31 +36,41 @@ void Forwarder::MirrorReceived(uint8_t sessions, rte_mbuf* const* pkts, uint16_t
     rte_mbuf* copies[kMaxBurst];
     const uint16_t copied = CopyForMirror(s, pkts, n, copies);
     CountMirrored(s, n, copied);
-    counters_.mirrors[s].rx.Add(copied == kAnalyserDown ? 0 : copied);
-    if (copied != kAnalyserDown) EnqueueMirrored(s, copies, copied);
+    if (copied == kAnalyserDown) return;
+    counters_.mirrors[s].rx.Add(copied);
+    EnqueueMirrored(s, copies, n);
     mirrored_ = true;
   });
 }
 
 void Forwarder::CopyForMirrors(uint8_t sessions, rte_mbuf* const* pkts, uint16_t n) {
   ForEachBit(sessions, [&](uint16_t s) {
-    mirror_copied_[s] = CopyForMirror(s, pkts, n, mirror_copies_[s].data());
+    const uint16_t copied = CopyForMirror(s, pkts, n, mirror_copies_[s].data());
+    mirror_copied_[s] = copied == kAnalyserDown ? kAnalyserDown : n;  // their places
   });
 }
 
 void Forwarder::MirrorSent(uint8_t sessions, uint16_t sent) {
   ForEachBit(sessions, [&](uint16_t s) {
     rte_mbuf** copies = mirror_copies_[s].data();
-    const uint16_t copied = mirror_copied_[s];
+    const uint16_t places = mirror_copied_[s];
     mirror_copied_[s] = 0;
+    if (places == kAnalyserDown) return CountMirrored(s, sent, kAnalyserDown);
     // Only what the port took counts, and only its copies go: the rest was not sent
     // (dropped, or parked to be sent, and copied, later).
-    CountMirrored(s, sent, copied);
-    if (copied == kAnalyserDown) return;
-    const uint16_t keep = copied < sent ? copied : sent;
-    if (copied > keep) rte_pktmbuf_free_bulk(copies + keep, copied - keep);
-    counters_.mirrors[s].tx.Add(keep);
-    EnqueueMirrored(s, copies, keep);
+    const uint16_t taken = sent < places ? sent : places;
+    uint16_t kept = 0;
+    for (uint16_t i = 0; i < places; ++i) {
+      if (copies[i] == nullptr) continue;
+      if (i < taken) {
+        ++kept;
+      } else {
+        rte_pktmbuf_free(copies[i]);
+      }
+    }
+    CountMirrored(s, sent, kept);
+    counters_.mirrors[s].tx.Add(kept);
+    EnqueueMirrored(s, copies, taken);
     mirrored_ = true;
   });
 }
@@ -79,9 +89,13 @@ uint16_t Forwarder::CopyForMirror(uint16_t slot, rte_mbuf* const* pkts, uint16_t
   // An analyser that is down would only drop them: not copied at all.
   if (!((LoadUpMask() >> session.to) & 1)) return kAnalyserDown;
   uint16_t copied = 0;
-  for (; copied < n; ++copied) {
-    rte_mbuf* copy = rte_pktmbuf_copy(pkts[copied], datapath_.mirror_pool, 0, UINT32_MAX);
-    if (copy == nullptr) break;
+  for (uint16_t i = 0; i < n; ++i) {
+    // A frame that cannot be copied (the pool dry; empty, or too short for the tag) is
+    // that frame's failure only: those after it are copied all the same, or a guest could
+    // hide a burst behind one runt.
+    copies[i] = nullptr;
+    rte_mbuf* copy = rte_pktmbuf_copy(pkts[i], datapath_.mirror_pool, 0, UINT32_MAX);
+    if (copy == nullptr) continue;
     // The bytes as they crossed the port, nothing asked of the analyser's device: a
     // partial checksum stays partial, as a capture shows it.
     copy->ol_flags = 0;
@@ -92,10 +106,11 @@ uint16_t Forwarder::CopyForMirror(uint16_t slot, rte_mbuf* const* pkts, uint16_t
       copy->vlan_tci = session.vlan;
       if (rte_vlan_insert(&copy) != 0) {
         rte_pktmbuf_free(copy);
-        break;
+        continue;
       }
     }
-    copies[copied] = copy;
+    copies[i] = copy;
+    ++copied;
   }
   return copied;
 }
@@ -105,6 +120,7 @@ void Forwarder::EnqueueMirrored(uint16_t slot, rte_mbuf** copies, uint16_t n) {
   const uint32_t mtu = table_->ports[to].mtu;
   for (uint16_t i = 0; i < n; ++i) {
     rte_mbuf* copy = copies[i];
+    if (copy == nullptr) continue;  // not copied (counted)
     if (copy->pkt_len > RTE_ETHER_HDR_LEN + TagBytes(copy) + mtu) {
       counters_.ports[to].Drop(TxDrop::kMtu, 1);
       rte_pktmbuf_free(copy);

@@ -46,6 +46,7 @@ void Forwarder::FlushExpired(uint64_t now) {
     if (now >= tx_[p].deadline) due |= uint64_t{1} << p;
   });
   ForEachBit(due, [&](uint16_t p) { FlushPort(p); });
+  FlushMirrorCopies();  // what those flushes copied for analysers
 }
 
 void Forwarder::ReclaimTx() {
@@ -144,7 +145,10 @@ void Forwarder::FlushPort(uint16_t port) {
 uint16_t Forwarder::TapSending(uint16_t port, const DatapathPort& dp, rte_mbuf* const* pkts,
                                uint16_t n, rte_mbuf** captured) {
   if (dp.mirror_tx != 0) CopyForMirrors(dp.mirror_tx, pkts, n);
-  if (dp.guards & kGuardIpLearn) OfferDhcpReplies(port, pkts, n);
+  // An analyser is sent copies: what they carry was sent to the mirrored ports.
+  if ((dp.guards & (kGuardIpLearn | kGuardMirrorPort)) == kGuardIpLearn) {
+    OfferDhcpReplies(port, pkts, n);
+  }
   return (capture_tx_ >> port) & 1 ? CopyForCapture(port, pkts, n, captured, false) : 0;
 }
 

@@ -676,6 +676,9 @@ class MirrorControlTest(unittest.TestCase):
                 (("tap", "--from", "g1", "--to", "s"), "exists already")):
             self.assertIn(why, self.refused("mirror", "add", *words), words)
         self.assertIn("no mirror named 'nosuch'", self.refused("mirror", "del", "nosuch"))
+        # An analyser carries no tunnel (its frames are dropped, it takes copies only).
+        self.assertIn("is a mirror session's analyser", self.refused(
+            "port", "add", "vx,type=vxlan,vni=5,vlan=7,uplink=s,local=127.0.0.1"))
         # Nothing but copies goes to an analyser: no static MAC on one, either way round.
         # (A static MAC for s is refused as on a port out of VLAN 0, which it is now.)
         self.assertIn(f"static MAC {STATIC}", self.refused("fdb", "add", "s", STATIC))

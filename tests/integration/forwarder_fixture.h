@@ -141,6 +141,14 @@ class ForwarderTest : public ::testing::Test {
     return totals[counter];
   }
 
+  // Options under which snooping reads every message a port sends (the models'), however
+  // fast: no budget (ForwarderOptions::snoop_burst) in the way.
+  static ForwarderOptions Unmetered() {
+    ForwarderOptions options;
+    options.snoop_burst = 1u << 30;
+    return options;
+  }
+
   // Every frame the ports transmitted, by sequence number: (port, tag) in port order.
   std::vector<std::vector<model::Copy>> Collect(size_t nb_frames,
                                                 const std::vector<TestFrame>* sent = nullptr) {

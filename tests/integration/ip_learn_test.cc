@@ -136,6 +136,12 @@ TEST_F(IpLearnTest, ADhcpLeaseBindsItsAddressForTheLease) {
   Republish();
   EXPECT_FALSE(Passes(kLearner, Datagram("10.0.0.5"), kGuestKey));
   EXPECT_EQ(Events(LearnEvent::kBound), 2u);
+  // A lease running past the clock's range lasts until the port goes (not wrapped to an
+  // end that has passed).
+  EXPECT_TRUE(Passes(kServer, DhcpAck("10.0.0.9", 0xfffffff0u), kServerMac, kGuestKey, 2000));
+  ASSERT_EQ(Bound(kLearner).size(), 1u);
+  EXPECT_EQ(Bound(kLearner)[0].expires, 0u);
+  EXPECT_FALSE(learning_.Age(0xfffffff0u));
 }
 
 TEST_F(IpLearnTest, LeasesOfOtherMacsAndALearnersOwnRepliesBindNothing) {
@@ -234,6 +240,11 @@ TEST_F(IpLearnTest, ALearningPortSendsNoDhcpServerMessagesEvenFromItsOwnAddress)
   EXPECT_FALSE(out[0].empty());
   for (size_t i = 1; i < out.size(); ++i) EXPECT_TRUE(out[i].empty()) << "offer " << i;
   EXPECT_EQ(RxDrops(kLearner, RxDrop::kSpoofedIp), 1u + 9);  // the first ARP, the offers
+  // Nor a relay's (from port 67 to 67), nor a reply to a client's port from any other.
+  EXPECT_FALSE(Passes(kLearner, UdpFrame("10.0.0.7", "10.0.0.1", 67, 67, Bytes(300)), kGuestKey));
+  EXPECT_FALSE(Passes(kLearner, UdpFrame("10.0.0.7", "10.0.0.9", 4000, 68, Bytes(300)), kGuestKey));
+  EXPECT_TRUE(Passes(kLearner, UdpFrame("10.0.0.7", "10.0.0.1", 68, 67, Bytes(300)), kGuestKey))
+      << "a client's request from its own address (a renewal)";
 }
 
 TEST_F(IpLearnTest, ALockedPortsFirstClaimTakesItsLock) {
@@ -291,7 +302,8 @@ TEST_F(IpLearnTest, AGuestSprayingClaimsGetsAFewAMillisecond) {
   InjectRaw(kLearner, spray);
   Snoop(0);
   Collect(spray.size());
-  EXPECT_LE(offered_, 16u + 1) << "its burst, and at most one more a millisecond";
+  EXPECT_LE(offered_, kSnoopBurst + 4) << "its burst, and one more a millisecond";
+  EXPECT_EQ(counters_.ports[kLearner][PortCounter::kSnoopLimited].Read(), 64 - offered_);
   EXPECT_EQ(RxDrops(kLearner, RxDrop::kSpoofedIp), 64u) << "bound after their burst";
   EXPECT_EQ(Bound(kLearner).size(), kMaxLearnedIps);
 }
@@ -329,14 +341,11 @@ TEST_F(IpLearnTest, MatchesReferenceModelOnRandomBursts) {
     new (&counters_) WorkerCounters();
     fdb_ = *Fdb::Create(name_ + "fdb" + std::to_string(config), 1 << 12);
     datapath_.fdb = fdb_.get();
-    Configure(specs);
+    Configure(specs, Unmetered());
     for (uint16_t p = 0; p < kPorts; ++p) learning_.PortGone(p);
     std::vector<model::PortConfig> configs;
     for (const PortSpec& spec : specs) configs.push_back(ModelConfig(spec));
     model::BridgeModel model(configs);
-    // Claims a learning port may make before its offers could run dry (16, then one a
-    // millisecond): more would make what is bound depend on the time.
-    std::array<int, kPorts> arps{};
     uint64_t up = 0xf;
     datapath_.up_mask.store(up);
     for (int round = 0; round < 200; ++round) {
@@ -364,11 +373,8 @@ TEST_F(IpLearnTest, MatchesReferenceModelOnRandomBursts) {
           case 0: break;  // EtherType 0x88b5: nothing ip= looks at
           case 1: f.ipv4_src = ips[rng() % std::size(ips)]; break;
           case 2:
-            if (arps[in] < 16) {
-              ++arps[in];
-              f.ipv4_src = ips[rng() % std::size(ips)];
-              f.arp = true;
-            }
+            f.ipv4_src = ips[rng() % std::size(ips)];
+            f.arp = true;
             break;
         }
         model::Frame mf{f.src, f.dst, f.tag, f.payload};

@@ -166,6 +166,90 @@ TEST_F(McastTest, LinkLocalGroupsAndAllNodesAlwaysFlood) {
   EXPECT_TRUE(snooping_->Snapshot(0).groups.empty());
 }
 
+TEST_F(McastTest, SolicitedNodeGroupsAlwaysFlood) {
+  const uint64_t solicited = Mac({0x33, 0x33, 0xff, 0x00, 0x00, 0x05});  // ff02::1:ff00:5
+  SendBytes(1, MldFrame(Mldv2Report({{kModeIsExclude, "ff02::1:ff00:5"}})), kB, kMldReports);
+  EXPECT_EQ(Data(0, kA, solicited), Untagged({1, 2, 3}))
+      << "neighbour solicitations reach every port, reported or not";
+  EXPECT_TRUE(snooping_->Snapshot(0).groups.empty());
+}
+
+TEST_F(McastTest, AGuestPortsQueriesMakeItNoRouter) {
+  SendBytes(3, Query(), kC, kAllHosts);
+  EXPECT_EQ(SendBytes(1, Join("239.1.1.1"), kB, kV3Reports), Untagged({3}));
+  // Port 3 turns out a guest's (the bridge tells so when ports come and go): what it
+  // learned as a router goes, and its queries make it none.
+  EXPECT_TRUE(snooping_->SetGuestPorts(uint64_t{1} << 3));
+  EXPECT_FALSE(snooping_->SetGuestPorts(uint64_t{1} << 3));
+  Publish();
+  EXPECT_EQ(SendBytes(3, Query(), kC, kAllHosts), Untagged({0, 1, 2})) << "still flooded";
+  EXPECT_EQ(SendBytes(1, Join("239.1.1.1"), kB, kV3Reports), Copies{});
+  EXPECT_EQ(Data(0, kA, kG1), Untagged({1})) << "not drawn to the querying guest";
+  EXPECT_EQ(snooping_->Snapshot(0).guest_querier, 1u);
+  // mrouter=1 makes a router of it all the same.
+  EXPECT_TRUE(snooping_->SetStaticRouters(uint64_t{1} << 3));
+  Publish();
+  EXPECT_EQ(Data(0, kA, kG1), Untagged({1, 3}));
+}
+
+// What changes the workers' table, and only that, is reported: a refreshed membership or
+// router is not.
+TEST_F(McastTest, ApplySaysWhetherMembersOrRoutersChanged) {
+  const Bytes join = Join("239.1.1.1"), leave = Leave("239.1.1.1"), query = Query();
+  auto apply = [&](const Bytes& frame, uint16_t port) {
+    return snooping_->Apply(frame.data(), static_cast<uint32_t>(frame.size()), port, 0, 0);
+  };
+  EXPECT_TRUE(apply(join, 1));
+  EXPECT_FALSE(apply(join, 1));
+  EXPECT_TRUE(apply(join, 2));
+  EXPECT_TRUE(apply(leave, 1));
+  EXPECT_FALSE(apply(leave, 1));
+  EXPECT_TRUE(apply(query, 3));
+  EXPECT_FALSE(apply(query, 3));
+  EXPECT_FALSE(apply(Bytes(30, 0), 3)) << "no message";
+}
+
+// A port joins at most kMaxMcastPortMemberships groups, the switch snoops at most
+// kMaxMcastGroups: joins beyond are counted and change nothing; a leave makes room.
+TEST_F(McastTest, MembershipsAndGroupsAreBounded) {
+  // Reports of 64 records each, group 239.X.Y.Z counting up.
+  auto groups = [](uint32_t first) {
+    static std::vector<std::string> names;
+    names.clear();
+    for (uint32_t g = first; g < first + 64; ++g) {
+      names.push_back("239." + std::to_string(g >> 16 & 0xff) + "." +
+                      std::to_string(g >> 8 & 0xff) + "." + std::to_string(g & 0xff));
+    }
+    std::vector<testing::Record> records;
+    for (const std::string& name : names) records.push_back({kModeIsExclude, name.c_str()});
+    return IgmpFrame(Igmpv3Report(records));
+  };
+  auto apply = [&](const Bytes& frame, uint16_t port) {
+    return snooping_->Apply(frame.data(), static_cast<uint32_t>(frame.size()), port, 0, 0);
+  };
+  for (uint32_t first = 0; first < kMaxMcastPortMemberships; first += 64) {
+    EXPECT_TRUE(apply(groups(0x10000 + first), 1));
+  }
+  EXPECT_FALSE(apply(groups(0x10000 + kMaxMcastPortMemberships), 1));
+  EXPECT_EQ(snooping_->Snapshot(0).port_limit, 64u);
+  EXPECT_TRUE(apply(Leave("239.1.0.0"), 1));
+  EXPECT_TRUE(apply(Join("239.1.1.0"), 1)) << "room again";
+  // Other ports, each as full, fill the table.
+  for (uint16_t port = 2; snooping_->Snapshot(0).groups.size() < kMaxMcastGroups; ++port) {
+    for (uint32_t n = 0; n < kMaxMcastPortMemberships; n += 64) {
+      apply(groups(0x20000 + port * kMaxMcastPortMemberships + n), port);
+    }
+  }
+  const McastSnapshot full = snooping_->Snapshot(0);
+  EXPECT_EQ(full.groups.size(), kMaxMcastGroups);
+  EXPECT_EQ(full.table_full, 0u);
+  EXPECT_FALSE(apply(Join("239.200.0.1"), 40));
+  EXPECT_EQ(snooping_->Snapshot(0).table_full, 1u);
+  EXPECT_TRUE(apply(Join("239.1.0.1"), 41)) << "a group snooped already takes members";
+  EXPECT_TRUE(snooping_->PortGone(1));
+  EXPECT_TRUE(apply(Join("239.200.0.1"), 40)) << "its groups gone, there is room";
+}
+
 TEST_F(McastTest, MldJoinsAndLeavesAsIgmpDoes) {
   EXPECT_EQ(SendBytes(2, MldFrame(Mldv2Report({{kModeIsExclude, "ff05::1:3"}})), kC,
                       kMldReports),
@@ -225,12 +309,33 @@ TEST_F(McastTest, StaticRouterPortsGetEveryGroupAndTheReports) {
   EXPECT_FALSE(snooping_->SetStaticRouters(uint64_t{1} << 3));
 }
 
-TEST_F(McastTest, MessagesTheQueueCannotTakeAreCountedAndStillForwarded) {
-  // 64 in the ring (63 usable): the rest find it full (nobody drains until the burst ends).
+TEST_F(McastTest, APortBeyondItsBudgetIsCountedAndStillForwarded) {
   std::vector<RawFrame> reports(64, RawFrame{Join("239.1.1.1"), kB, kV3Reports, -1});
   SendBytes(3, Query(), kC, kAllHosts);
   for (const auto& out : BurstOfBytes(1, reports)) EXPECT_EQ(out, Untagged({3}));
+  const uint64_t limited = counters_.ports[1][PortCounter::kSnoopLimited].Read();
+  // Its burst read, and what the bucket earned meanwhile (one a millisecond).
+  EXPECT_LE(limited, 64 - kSnoopBurst);
+  EXPECT_GE(limited, 64 - kSnoopBurst - 4);
+  EXPECT_EQ(snooping_->Snapshot(0).reports, 64 - limited);
+  EXPECT_EQ(counters_[CoreCounter::kSnoopQueueDrops].Read(), 0u);
+  EXPECT_EQ(counters_.ports[3][PortCounter::kSnoopLimited].Read(), 0u) << "the querier's own";
+  EXPECT_EQ(Data(0, kA, kG1), Untagged({1, 3}));
+}
+
+TEST_F(McastTest, MessagesTheQueueCannotTakeAreCountedAndStillForwarded) {
+  // 64 in the ring (63 usable), two ports' budgets' worth offered before it is drained.
+  std::vector<RawFrame> reports(kSnoopBurst,
+                                RawFrame{Join("239.1.1.1"), kB, kV3Reports, -1});
+  SendBytes(3, Query(), kC, kAllHosts);
+  InjectRaw(1, reports);
+  for (const auto& out : Collect(reports.size())) EXPECT_EQ(out, Untagged({3}));
+  for (RawFrame& r : reports) r = {Join("239.1.1.2"), kA, kV3Reports, -1};
+  InjectRaw(2, reports);
+  for (const auto& out : Collect(reports.size())) EXPECT_EQ(out, Untagged({3}));
+  Snoop();
   EXPECT_EQ(counters_[CoreCounter::kSnoopQueueDrops].Read(), 1u);
+  EXPECT_EQ(snooping_->Snapshot(0).reports, 2 * kSnoopBurst - 1);
   EXPECT_EQ(Data(0, kA, kG1), Untagged({1, 3}));
 }
 
@@ -255,7 +360,7 @@ TEST_F(McastTest, MatchesReferenceModelOnRandomBursts) {
     }
     counters_.~WorkerCounters();
     new (&counters_) WorkerCounters();
-    Configure(specs);
+    Configure(specs, Unmetered());
     snooping_ = std::make_unique<McastSnooping>(kDefaultMcastAging);
     Publish();
     std::vector<model::PortConfig> configs;

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "tests/integration/forwarder_fixture.h"
@@ -177,6 +178,26 @@ TEST_F(MirrorTest, CopiesThePoolCannotHoldAreCountedAndTheFramesStillGo) {
   EXPECT_EQ(Copied(true), 0u);
   rte_pktmbuf_free_bulk(held.data(), held.size());
   EXPECT_EQ(Send(0, {kA, kBcast}), (Copies{{1, -1}, {2, -1}, {kAnalyser, -1}}));
+}
+
+// A frame that cannot be copied (empty; too short for the session's tag) is that frame's
+// failure: the frames after it in the burst are copied, or a guest could hide its
+// traffic from the analyser behind one runt a burst.
+TEST_F(MirrorTest, AFrameThatCannotBeCopiedHidesNoOther) {
+  for (const uint16_t runt : {0, 1}) {
+    Mirror(1u << 0, 0, /*vlan=*/runt == 0 ? 0 : 7);
+    std::vector<rte_mbuf*> burst = {rte_pktmbuf_alloc(pool_)};
+    if (runt != 0) std::memset(rte_pktmbuf_append(burst[0], runt), 0xff, runt);
+    for (uint32_t seq : {1u, 2u}) {
+      TestFrame f{kA, kBcast};
+      f.seq = seq;
+      burst.push_back(MakeFrame(pool_, f));
+    }
+    forwarder_->HandleBurst(0, burst.data(), static_cast<uint16_t>(burst.size()));
+    EXPECT_EQ(Seqs(SentBy(kAnalyser)), (std::vector<uint32_t>{1, 2})) << "runt " << runt;
+    EXPECT_EQ(SentBy(1).size(), 2u);
+    EXPECT_EQ(counters_.mirrors[0].failed.Read(), 1u + (runt != 0));
+  }
 }
 
 TEST_F(MirrorTest, CopiesOverTheAnalysersMtuAreDroppedThere) {

@@ -82,6 +82,9 @@ BridgeSnapshot Counters() {
   snap.mcast.queries = 4004;
   snap.mcast.reports = 4005;
   snap.mcast.invalid = 4006;
+  snap.mcast.table_full = 4007;
+  snap.mcast.port_limit = 4008;
+  snap.mcast.guest_querier = 4009;
   return snap;
 }
 
@@ -157,6 +160,7 @@ TEST_F(ControlGoldenTest, PortCommands) {
        R"j("no_destination":1017,"no_mbuf":1030,"policed":1018,"reserved":1020,"rx_error":1023,)j"
        R"j("shut":1021,"spoofed":1016,"spoofed_ip":1800,"storm":1019,"vlan":1013},)j"
        R"j("rx_packets":1000,"rx_pause_cycles":1703,"rx_pauses":1702,"shut":false,)j"
+       R"j("snoop_limited":1705,)j"
        R"j("spec":"vm,type=vhost-user,path=$DIR/vm.sock","tx_bursts":1006,)j"
        R"j("tx_bytes":1003,"tx_drops":{"link_down":1025,"mtu":1026,"no_mbuf":1027,)j"
        R"j("offload_refused":1028,"queue_full":1024,"vlan":1029},"tx_packets":1002,)j"
@@ -173,6 +177,7 @@ TEST_F(ControlGoldenTest, PortCommands) {
        R"j("missed":2022,"no_destination":2017,"no_mbuf":2030,"policed":2018,"reserved":2020,)j"
        R"j("rx_error":2023,"shut":2021,"spoofed":2016,"spoofed_ip":2800,"storm":2019,)j"
        R"j("vlan":2013},"rx_packets":2000,"rx_pause_cycles":2703,"rx_pauses":2702,"shut":false,)j"
+       R"j("snoop_limited":2705,)j"
        R"j("spec":"mem,type=memif,path=$DIR/mem.sock,quota=512",)j"
        R"j("tx_bursts":2006,"tx_bytes":2003,"tx_drops":{"link_down":2025,"mtu":2026,)j"
        R"j("no_mbuf":2027,"offload_refused":2028,"queue_full":2024,"vlan":2029},)j"
@@ -307,6 +312,7 @@ TEST_F(ControlGoldenTest, StatsAndPmd) {
        R"j("missed":1022,"no_destination":1017,"no_mbuf":1030,"policed":1018,"reserved":1020,)j"
        R"j("rx_error":1023,"shut":1021,"spoofed":1016,"spoofed_ip":1800,"storm":1019,)j"
        R"j("vlan":1013},"rx_packets":1000,"rx_pause_cycles":1703,"rx_pauses":1702,"shut":false,)j"
+       R"j("snoop_limited":1705,)j"
        R"j("spec":"vm,type=vhost-user,path=$DIR/vm.sock",)j"
        R"j("tx_bursts":1006,"tx_bytes":1003,"tx_drops":{"link_down":1025,"mtu":1026,)j"
        R"j("no_mbuf":1027,"offload_refused":1028,"queue_full":1024,"vlan":1029},)j"
@@ -323,6 +329,7 @@ TEST_F(ControlGoldenTest, StatsAndPmd) {
        R"j("no_destination":2017,"no_mbuf":2030,"policed":2018,"reserved":2020,"rx_error":2023,)j"
        R"j("shut":2021,"spoofed":2016,"spoofed_ip":2800,"storm":2019,"vlan":2013},)j"
        R"j("rx_packets":2000,"rx_pause_cycles":2703,"rx_pauses":2702,"shut":false,)j"
+       R"j("snoop_limited":2705,)j"
        R"j("spec":"mem,type=memif,path=$DIR/mem.sock,quota=512",)j"
        R"j("tx_bursts":2006,"tx_bytes":2003,"tx_drops":{"link_down":2025,"mtu":2026,)j"
        R"j("no_mbuf":2027,"offload_refused":2028,"queue_full":2024,"vlan":2029},)j"
@@ -342,6 +349,7 @@ TEST_F(ControlGoldenTest, StatsAndPmd) {
        R"j("no_destination":2017,"no_mbuf":2030,"policed":2018,"reserved":2020,"rx_error":2023,)j"
        R"j("shut":2021,"spoofed":2016,"spoofed_ip":2800,"storm":2019,"vlan":2013},)j"
        R"j("rx_packets":2000,"rx_pause_cycles":2703,"rx_pauses":2702,"shut":false,)j"
+       R"j("snoop_limited":2705,)j"
        R"j("spec":"mem,type=memif,path=$DIR/mem.sock,quota=512",)j"
        R"j("tx_bursts":2006,"tx_bytes":2003,"tx_drops":{"link_down":2025,"mtu":2026,)j"
        R"j("no_mbuf":2027,"offload_refused":2028,"queue_full":2024,"vlan":2029},)j"
@@ -478,13 +486,14 @@ TEST_F(ControlGoldenTest, McastShow) {
        R"j({"enabled":true,"groups":[{"group":"239.1.1.1","mac":"01:00:5e:01:01:01","members)j"
        R"j(":[{"expires":200,"port":"vm"}],"vlan":0},{"group":"ff05::1:3","mac":"33:33:00:01:)j"
        R"j(00:03","members":[{"expires":5,"port":"vm"},{"expires":100,"port":"mem"}],"vlan":7})j"
-       R"j(],"messages":{"invalid":4006,"queries":4004,"reports":4005},"ok":true,"routers":[{")j"
-       R"j(expires":250,"port":"mem","vlan":0}],"static_routers":["mem"]})j"},
+       R"j(],"messages":{"invalid":4006,"queries":4004,"reports":4005},"ok":true,"refused":{)j"
+       R"j("guest_querier":4009,"port_limit":4008,"table_full":4007},"routers":[{"expires":)j"
+       R"j(250,"port":"mem","vlan":0}],"static_routers":["mem"]})j"},
       {"mcast show --vlan 7",
        R"j({"enabled":true,"groups":[{"group":"ff05::1:3","mac":"33:33:00:01:00:03","members)j"
        R"j(":[{"expires":5,"port":"vm"},{"expires":100,"port":"mem"}],"vlan":7}],"messages":{)j"
-       R"j("invalid":4006,"queries":4004,"reports":4005},"ok":true,"routers":[],"static_route)j"
-       R"j(rs":["mem"]})j"},
+       R"j("invalid":4006,"queries":4004,"reports":4005},"ok":true,"refused":{"guest_querier")j"
+       R"j(:4009,"port_limit":4008,"table_full":4007},"routers":[],"static_routers":["mem"]})j"},
       {"mcast show --vlan 4095",
        R"j({"error":"--vlan must be 0-4094, not '4095'","ok":false})j"},
       {"mcast",

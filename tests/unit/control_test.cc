@@ -268,6 +268,15 @@ TEST_F(CommandsTest, GroupMembersAreRefusedWhatNeedsRoot) {
   PortSpec elsewhere = Guest("/var/tmp/e.sock");
   elsewhere.name = "e";
   ASSERT_TRUE(bridge_.AddPort(elsewhere).ok());
+  // Making it an analyser (or one no more) is managing it too; mirroring to their own
+  // port is theirs.
+  EXPECT_TRUE(Run("mirror add m --from vm --to e", member).value("denied", false));
+  EXPECT_TRUE(Run("mirror add m --from vm --to e", 0)["ok"].get<bool>());
+  EXPECT_TRUE(Run("mirror del m", member).value("denied", false));
+  EXPECT_TRUE(Run("mirror del m", 0)["ok"].get<bool>());
+  EXPECT_TRUE(Run("port add y vhost-user path=" + (dir_ / "y.sock"), member)["ok"].get<bool>());
+  EXPECT_TRUE(Run("mirror add n --from vm,e --to y", member)["ok"].get<bool>());
+  EXPECT_TRUE(Run("mirror del n", member)["ok"].get<bool>());
   EXPECT_TRUE(Run("port del e", member).value("denied", false));
   EXPECT_TRUE(Run("port del e", 0)["ok"].get<bool>());
 }

@@ -311,6 +311,10 @@ constexpr const char* kExposition[] = {
     R"x(# TYPE hvswitch_port_up gauge)x",
     R"x(hvswitch_port_up{port="vm1"} 1)x",
     R"x(hvswitch_port_up{port="mem1"} 0)x",
+    R"x(# HELP hvswitch_port_snoop_limited_total Messages of the port that snooping did not read because the port sent them faster than its budget (32 at once, then 1000 a second, per worker core): IGMP/MLD messages from it (--mcast_snooping=1), and for an ip_learn=1 port its ARP/neighbour discovery claims and the DHCP replies sent to it. The frames were forwarded; a membership or binding they carried may be missing until the next. Rising: a guest flooding such messages (the budget keeps it from starving the others').)x",
+    R"x(# TYPE hvswitch_port_snoop_limited_total counter)x",
+    R"x(hvswitch_port_snoop_limited_total{port="vm1"} 805)x",
+    R"x(hvswitch_port_snoop_limited_total{port="mem1"} 837)x",
     R"x(# HELP hvswitch_port_shut 1 while the port is shut because it sent a BPDU with )x"
       R"x(bpdu_guard=1: its frames are dropped (reason shut) and none are sent to it until )x"
       R"x(hvswitchctl port enable.)x",
@@ -701,6 +705,9 @@ BridgeSnapshot WithMirrorAndSnooping() {
   snap.mcast.queries = 8;
   snap.mcast.reports = 9;
   snap.mcast.invalid = 1;
+  snap.mcast.table_full = 11;
+  snap.mcast.port_limit = 12;
+  snap.mcast.guest_querier = 13;
   snap.ports[0].ip_learned = {{"10.0.0.9", "dhcp", 100}, {"fe80::9", "nd", 0}};
   snap.ip_learn_events = {3, 4, 5, 6, 7, 8};
   return snap;
@@ -721,6 +728,9 @@ TEST(MetricsTest, MirrorSnoopingAndLearningFamilies) {
            R"x(hvswitch_mcast_messages_total{type="query"} 8)x",
            R"x(hvswitch_mcast_messages_total{type="report"} 9)x",
            R"x(hvswitch_mcast_messages_total{type="invalid"} 1)x",
+           R"x(hvswitch_mcast_refused_total{reason="table_full"} 11)x",
+           R"x(hvswitch_mcast_refused_total{reason="port_limit"} 12)x",
+           R"x(hvswitch_mcast_refused_total{reason="guest_querier"} 13)x",
            R"x(hvswitch_port_ip_binding{port="p",address="10.0.0.9",source="dhcp"} 1)x",
            R"x(hvswitch_port_ip_binding{port="p",address="fe80::9",source="nd"} 1)x",
            R"x(hvswitch_ip_learn_events_total{event="bound"} 3)x",

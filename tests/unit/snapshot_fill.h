@@ -15,7 +15,8 @@ inline constexpr PortCounter kLaterCounters[] = {PortCounter::kTxRetries,
                                                  PortCounter::kTxRetryCycles,
                                                  PortCounter::kRxPauses,
                                                  PortCounter::kRxPauseCycles,
-                                                 PortCounter::kCpuCycles};
+                                                 PortCounter::kCpuCycles,
+                                                 PortCounter::kSnoopLimited};
 
 // Receive drop reasons added after the outputs were pinned: 800 above the port's first.
 inline constexpr RxDrop kLaterRxDrops[] = {RxDrop::kSpoofedIp, RxDrop::kMirrorPort};

@@ -34,7 +34,9 @@ packages=(g++ meson ninja-build pkg-config python3 curl iproute2 procps coreutil
           openvswitch-switch-dpdk
           # multi-host tests (tests/e2e/test_vxlan.py): FRR's bgpd/zebra for EVPN, the
           # kernel's VXLAN as a peer (iproute2), Open vSwitch's userspace tunnels
-          frr)
+          frr
+          # the CNI plugin's chain test (tests/e2e/test_cni.py): the reference plugins
+          containernetworking-plugins)
 
 if [ "$(id -u)" -ne 0 ]; then
   echo "install.sh: run as root (apt-get, hugepages)" >&2

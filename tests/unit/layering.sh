@@ -8,6 +8,7 @@
 #   switch/datapath/         offload/, ports/, switch/datapath/
 #   switch/control/          offload/, ports/, switch/datapath/, switch/protocol/, switch/control/
 #   switch/ctl/              switch/protocol/, switch/ctl/
+#   switch/cni/              switch/protocol/, hvswitchctl's socket client, switch/cni/
 set -eu
 root="${1:-$(dirname "$0")/../..}"
 cd "$root"
@@ -27,6 +28,7 @@ out=$( {
   check switch/datapath 'offload/|ports/|switch/datapath/'
   check switch/control 'offload/|ports/|switch/datapath/|switch/protocol/|switch/control/'
   check switch/ctl 'switch/protocol/|switch/ctl/'
+  check switch/cni 'switch/protocol/|switch/ctl/client_socket.h|switch/cni/'
 } )
 if [ -n "$out" ]; then
   exit 1

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Installs hvswitch as a systemd service on this host: the binaries (meson install into
-# /usr/local), the unit, its host set-up script, the hvswitch group (hvswitchctl users),
-# /etc/default/hvswitch and an example /etc/hvswitch/hvswitch.conf (kept if present).
+# Installs hvswitch as a systemd service on this host with `meson install` (deploy/meson.build
+# says what goes where): hvswitch and hvswitchctl under /usr/local, the unit
+# (/usr/local/lib/systemd/system), its host set-up script, the man pages, bash completion,
+# the hvswitch group (hvswitchctl users: /usr/lib/sysusers.d/hvswitch.conf),
+# /etc/default/hvswitch and an example /etc/hvswitch/hvswitch.conf (both kept if present).
 # Then: edit /etc/hvswitch/hvswitch.conf, `systemctl enable --now hvswitch`.
+# A Debian package instead: deploy/package.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "$(id -u)" -ne 0 ]; then
@@ -10,13 +13,21 @@ if [ "$(id -u)" -ne 0 ]; then
   exit 1
 fi
 deploy/build.sh
-meson install -C build --quiet
-install -D -m 0755 deploy/systemd/hvswitch-host-setup /usr/local/lib/hvswitch/hvswitch-host-setup
-install -D -m 0644 deploy/systemd/hvswitch.service /etc/systemd/system/hvswitch.service
-install -D -m 0644 deploy/systemd/hvswitch.sysusers /usr/lib/sysusers.d/hvswitch.conf
-install -D -m 0644 README.md /usr/local/share/doc/hvswitch/README.md
-[ -f /etc/default/hvswitch ] || install -D -m 0644 deploy/systemd/hvswitch.default /etc/default/hvswitch
-[ -f /etc/hvswitch/hvswitch.conf ] || install -D -m 0644 deploy/systemd/hvswitch.conf /etc/hvswitch/hvswitch.conf
+# The configuration in /etc, not /usr/local/etc; the sysusers entry where systemd reads it.
+meson configure build -Dsysconfdir=/etc -Dsysusersdir=/usr/lib/sysusers.d
+ninja -C build >/dev/null
+# Staged first, so that an operator's /etc files are not replaced (meson install would).
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+meson install -C build --quiet --destdir "$stage"
+while IFS= read -r -d '' file; do
+  if [ -e "/${file#"$stage"/}" ]; then
+    echo "install-service.sh: keeping /${file#"$stage"/}"
+    rm -f "$file"
+  fi
+done < <(find "$stage/etc" -type f -print0)
+# Existing directories keep their owners and modes.
+tar -C "$stage" -cf - . | tar -C / -xf - --no-overwrite-dir --no-same-owner
 if command -v systemd-sysusers >/dev/null; then
   systemd-sysusers /usr/lib/sysusers.d/hvswitch.conf
 else

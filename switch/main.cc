@@ -35,6 +35,7 @@
 #include "switch/control/options.h"
 #include "switch/control/telemetry_commands.h"
 #include "switch/control/wakeup.h"
+#include "switch/protocol/version.h"
 
 namespace hvswitch {
 namespace {
@@ -208,6 +209,10 @@ int Main(int argc, char** argv) {
   }
   if (options->help) {
     std::fputs(UsageText().c_str(), stdout);
+    return 0;
+  }
+  if (options->version) {
+    std::printf("hvswitch %s\n", HVSWITCH_VERSION);
     return 0;
   }
   if (options->uses_default_ports) {

@@ -27,6 +27,9 @@
 namespace hvswitch {
 namespace {
 
+// The options that take no value.
+bool IsFlag(absl::string_view key) { return key == "help" || key == "version"; }
+
 template <typename T>
 absl::Status Number(absl::string_view key, absl::string_view value, uint32_t min, uint32_t max,
                     T& out) {
@@ -222,6 +225,8 @@ struct Parser {
       return ReadConfig(value);
     } else if (key == "help") {
       options.help = true;
+    } else if (key == "version") {
+      options.version = true;
     } else {
       return absl::InvalidArgumentError(absl::StrCat("unknown option --", key));
     }
@@ -250,7 +255,7 @@ struct Parser {
       // As on the command line, every option but help takes a value (`port` alone once
       // reached ParsePortSpec as a null view and crashed it).
       absl::Status status =
-          line.find('=') == absl::string_view::npos && kv.first != "help"
+          line.find('=') == absl::string_view::npos && !IsFlag(kv.first)
               ? absl::InvalidArgumentError(absl::StrCat("--", kv.first, " needs a value"))
               : Apply(kv.first, kv.second);
       if (!status.ok()) {
@@ -342,7 +347,7 @@ absl::StatusOr<DaemonOptions> ParseDaemonOptions(const std::vector<std::string>&
     std::pair<absl::string_view, absl::string_view> kv =
         absl::StrSplit(arg, absl::MaxSplits('=', 1));
     absl::string_view value = kv.second;
-    if (arg.find('=') == absl::string_view::npos && kv.first != "help") {
+    if (arg.find('=') == absl::string_view::npos && !IsFlag(kv.first)) {
       if (i + 1 >= args.size()) {
         return absl::InvalidArgumentError(absl::StrCat("--", kv.first, " needs a value"));
       }
@@ -425,7 +430,7 @@ std::string ConfigText(const DaemonOptions& options) {
 }
 
 std::string UsageText() {
-  std::string usage = "usage: hvswitch [options]\n";
+  std::string usage = "Usage: hvswitch [options]\n\nOptions:\n";
   for (const PortDriver* driver : PortDrivers()) absl::StrAppend(&usage, driver->usage());
   return usage + R"(  --port=none             no ports at start (hvswitchctl port add adds them)
   --vxlan=VNI,KEY=VALUE...  the port vxlanVNI: --port=vxlanVNI,type=vxlan,vni=VNI,...
@@ -487,6 +492,8 @@ std::string UsageText() {
   --mcast_aging=SECONDS   memberships and router ports not refreshed for this long go,
                           10-86400 (default 260, RFC 3376's membership interval)
   --config=FILE           the same options, one per line
+  --help                  this text
+  --version               hvswitch's version
 With no --port, hvswitch starts two vhost-user ports (vm1, vm2) and one memif port (mem1)
 with sockets in the runtime directory.
 )";

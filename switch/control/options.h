@@ -58,6 +58,7 @@ struct DaemonOptions {
   uint32_t mcast_aging = 260;
   bool uses_default_ports = false;  // no --port given: the embedded default configuration
   bool help = false;
+  bool version = false;  // --version: print it and exit, like --help
 };
 
 // Parses `--key=value` / `--key value` options; `--port` may repeat; `--config=FILE` reads

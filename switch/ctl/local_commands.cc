@@ -22,6 +22,7 @@
 #include "switch/ctl/client_socket.h"
 #include "switch/ctl/views.h"
 #include "switch/protocol/atomic_file.h"
+#include "switch/protocol/defaults.h"
 
 namespace hvswitch::ctl {
 namespace {
@@ -152,8 +153,14 @@ int SaveConfig(const std::string& socket_path, const std::string& path, bool as_
 }  // namespace
 
 std::string UsageText() {
-  return absl::StrCat("usage: hvswitchctl [--socket=PATH] [--json] COMMAND\n",
-                      "commands (hvswitchctl help COMMAND: how one is written):\n",
+  return absl::StrCat("Usage: hvswitchctl [--socket=PATH] [--json] COMMAND\n\n",
+                      "Options:\n"
+                      "  --socket=PATH  the daemon's control socket (default ",
+                      kDefaultRuntimeDir, "/", kControlSocketName, ")\n"
+                      "  --json         the daemon's answer as JSON, not a table\n"
+                      "  --help         this text\n"
+                      "  --version      hvswitchctl's version\n"
+                      "\nCommands (hvswitchctl help COMMAND: how one is written):\n\n",
                       *HelpText(""));
 }
 

@@ -21,6 +21,7 @@
 #include "switch/ctl/views.h"
 #include "switch/protocol/commands.h"
 #include "switch/protocol/defaults.h"
+#include "switch/protocol/version.h"
 
 namespace hvswitch::ctl {
 namespace {
@@ -37,6 +38,9 @@ int Main(int argc, char** argv) {
       as_json = true;
     } else if (words.empty() && (arg == "--help" || arg == "-h")) {
       std::fputs(UsageText().c_str(), stdout);
+      return 0;
+    } else if (words.empty() && arg == "--version") {
+      std::printf("hvswitchctl %s\n", HVSWITCH_VERSION);
       return 0;
     } else {
       words.push_back(arg);

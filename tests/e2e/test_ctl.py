@@ -178,7 +178,7 @@ class CtlTest(unittest.TestCase):
         # Every command, from the table the daemon parses with: what it accepts is listed.
         r = self.sw.ctl("help", as_json=False)
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertTrue(r.stdout.startswith("usage: hvswitchctl"), r.stdout)
+        self.assertTrue(r.stdout.startswith("Usage: hvswitchctl"), r.stdout)
         for line in ("port list", "port add NAME TYPE KEY=VALUE...", "port add SPEC",
                      "fdb show [--port P] [--vlan V]", "fdb add PORT MAC [--vlan V]",
                      "stats [PORT]", "pmd", "capture status", "config save [FILE]",

@@ -2,16 +2,21 @@
 # Quick start, command 1: install, build, and run hvswitch on its embedded default
 # configuration (vhost-user ports vm1 and vm2, memif port mem1, sockets in
 # /run/hvswitch, metrics on 127.0.0.1:9417). To show it switching, two demo guests are
-# attached for DEMO_SECONDS (default 10) seconds while per-port rates are printed:
-#   guest A: dpdk-testpmd on vm1 (virtio-user), sending 64-byte UDP frames to guest B's
-#            MAC (flowgen) and receiving what comes back
-#   guest B: dpdk-testpmd on mem1 (memif client), returning every frame (macswap)
+# attached for DEMO_SECONDS (default 10) seconds while `hvswitchctl top` shows per-port
+# rates once a second. The guests are the two ports of one dpdk-testpmd process (one CPU,
+# so that neither waits for the other's time slice): one over virtio-user on vm1 (MAC
+# 02:00:00:00:00:a1), one over memif on mem1 (02:00:00:00:00:b2). Each seeds one burst
+# of 64-byte UDP frames to the other's MAC (--tx-first) and sends back whatever it
+# receives (mac forwarding): a closed loop, so frames go round as fast as the switch and
+# the guest take them and none is dropped (an open-loop generator would outrun its peer
+# and show the peer's drops instead of the switch's rate).
 # Then the demo guests stop and hvswitch keeps running in the foreground until Ctrl-C
 # (with DEMO_ONLY=1 it stops too). Needs root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 deploy/install.sh
-deploy/build.sh >/dev/null
+echo "quickstart: building into build/ (a few minutes the first time)"
+deploy/build.sh
 
 RUN_DIR=${RUN_DIR:-/run/hvswitch}
 DEMO_SECONDS=${DEMO_SECONDS:-10}
@@ -37,19 +42,30 @@ for _ in $(seq 100); do
   sleep 0.2
 done
 
-guest_eal=(--no-pci --no-huge -m 512 --lcores=0@0,1@0 --log-level='*:error')
-dpdk-testpmd "${guest_eal[@]}" --file-prefix=hvs-demo-b \
-  --vdev="net_memif0,role=client,socket=$RUN_DIR/memif.sock,socket-abstract=no,mac=02:00:00:00:00:b2" \
-  -- --forward-mode=macswap --stats-period=60 --total-num-mbufs=8192 >"$RUN_DIR/demo-guest-b.log" 2>&1 &
-pids+=($!)
-dpdk-testpmd "${guest_eal[@]}" --file-prefix=hvs-demo-a \
-  --vdev="net_virtio_user0,path=$RUN_DIR/vm1.sock,mac=02:00:00:00:00:a1" \
-  -- --forward-mode=flowgen --eth-peer=0,02:00:00:00:00:b2 --stats-period=60 \
-  --total-num-mbufs=8192 >"$RUN_DIR/demo-guest-a.log" 2>&1 &
-pids+=($!)
+ctl=(build/switch/hvswitchctl --socket="$RUN_DIR/hvswitch.ctl")
+# Waits until PORT's guest is attached (its link up).
+wait_up() {
+  for _ in $(seq 100); do
+    "${ctl[@]}" --json port show "$1" | grep -q '"up":true' && return 0
+    sleep 0.1
+  done
+  echo "quickstart: the demo guest on $1 did not attach (see $RUN_DIR/demo-guests.log)" >&2
+  exit 1
+}
 
-echo "quickstart: demo guests attached (vm1: testpmd flowgen, mem1: testpmd macswap); rates for ${DEMO_SECONDS}s:"
-deploy/hvswitch-rates --seconds "$DEMO_SECONDS"
+# Port 0 is vm1's end (its frames go to mem1's MAC), port 1 mem1's (to vm1's).
+dpdk-testpmd --no-pci --no-huge -m 512 --lcores=0@0,1@0 --log-level='*:error' \
+  --file-prefix=hvs-demo \
+  --vdev="net_virtio_user0,path=$RUN_DIR/vm1.sock,mac=02:00:00:00:00:a1" \
+  --vdev="net_memif0,role=client,socket=$RUN_DIR/memif.sock,socket-abstract=no,mac=02:00:00:00:00:b2" \
+  -- --forward-mode=mac --eth-peer=0,02:00:00:00:00:b2 --eth-peer=1,02:00:00:00:00:a1 \
+  --tx-first --stats-period=60 --total-num-mbufs=8192 >"$RUN_DIR/demo-guests.log" 2>&1 &
+pids+=($!)
+wait_up vm1
+wait_up mem1
+
+echo "quickstart: demo guests attached (vm1 and mem1: dpdk-testpmd returning a seeded burst); live rates for ${DEMO_SECONDS}s (hvswitchctl top):"
+"${ctl[@]}" top --count "$DEMO_SECONDS"
 curl -s http://127.0.0.1:9417/metrics | grep -E '^hvswitch_(port_(receive|transmit)_packets_total|fdb_entries)'
 
 for pid in "${pids[@]:1}"; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done

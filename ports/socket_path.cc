@@ -13,6 +13,13 @@
 namespace hvswitch {
 namespace {
 
+// The folder a socket path names ("." for a bare name).
+std::string FolderOf(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
 absl::Status PathError(const PortSpec& spec, absl::string_view path, absl::string_view problem) {
   return absl::FailedPreconditionError(
       absl::StrCat("port '", spec.name, "': socket ", path, ": ", problem));
@@ -37,6 +44,17 @@ bool HasListener(const std::string& path) {
 
 }  // namespace
 
+bool SocketFolderGone(const PortSpec& spec, const std::string& runtime_dir) {
+  const PortTraits traits = spec.Traits();
+  if (!traits.owns_socket || !traits.socket || runtime_dir.empty()) return false;
+  const std::string dir = FolderOf(*traits.socket);
+  std::string below = runtime_dir;
+  if (below.back() != '/') below += '/';
+  if (dir.size() <= below.size() || dir.compare(0, below.size(), below) != 0) return false;
+  struct stat st{};
+  return stat(dir.c_str(), &st) != 0 && errno == ENOENT;
+}
+
 absl::Status PrepareSocketPath(const PortSpec& spec) {
   const PortTraits traits = spec.Traits();
   if (!traits.owns_socket || !traits.socket) return absl::OkStatus();
@@ -44,10 +62,7 @@ absl::Status PrepareSocketPath(const PortSpec& spec) {
   if (path.size() >= sizeof(sockaddr_un{}.sun_path)) {
     return PathError(spec, path, "path is too long for a UNIX socket");
   }
-  std::string dir = ".";
-  if (size_t slash = path.rfind('/'); slash != std::string::npos) {
-    dir = slash == 0 ? "/" : path.substr(0, slash);
-  }
+  const std::string dir = FolderOf(path);
   struct stat st{};
   if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     return PathError(spec, path, absl::StrCat("directory ", dir, " does not exist"));

@@ -16,6 +16,10 @@ namespace hvswitch {
 // are not checked: the guest may create them later.
 absl::Status PrepareSocketPath(const PortSpec& spec);
 
+// Whether `spec` has a socket hvswitch creates in a folder below `runtime_dir` (not the
+// directory itself) that does not exist.
+bool SocketFolderGone(const PortSpec& spec, const std::string& runtime_dir);
+
 // Removes `path` if it is a socket; anything else is left alone.
 void RemoveSocketFile(const std::string& path);
 

@@ -223,6 +223,18 @@ int Main(int argc, char** argv) {
       return 1;
     }
   }
+  // A reboot empties the runtime directory: the folders that a CNI plugin or a VM
+  // launcher made below it went with the guests that used them. Started again from what it
+  // saved, hvswitch leaves those ports out (whoever made them makes them again) rather than
+  // refusing to start; anywhere else a missing folder is an error below.
+  if (!options->save_config.empty()) {
+    std::erase_if(options->ports, [&](const PortSpec& spec) {
+      if (!SocketFolderGone(spec, options->runtime_dir)) return false;
+      Log("port '%s': left out: the folder of its socket %s is gone (a reboot emptied %s)",
+          spec.name, *spec.Traits().socket, options->runtime_dir);
+      return true;
+    });
+  }
   for (const PortSpec& spec : options->ports) {
     absl::Status status = PrepareSocketPath(spec);
     if (!status.ok()) {

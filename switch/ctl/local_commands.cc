@@ -20,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "switch/ctl/client_socket.h"
+#include "switch/ctl/top.h"
 #include "switch/ctl/views.h"
 #include "switch/protocol/atomic_file.h"
 #include "switch/protocol/defaults.h"
@@ -171,6 +172,8 @@ std::optional<int> RunLocally(const Parsed& parsed, const std::string& socket_pa
       return Help(parsed.args);
     case CommandId::kCapture:
       return Capture(socket_path, parsed.args, as_json);
+    case CommandId::kTop:
+      return Top(socket_path, parsed.args, as_json);
     case CommandId::kConfigSave:  // the daemon writes only its own file
       if (parsed.args.size() == 1) return SaveConfig(socket_path, parsed.args[0], as_json);
       return std::nullopt;

@@ -110,6 +110,27 @@ void PrintStatsTable(const json& answer) {
               Text(fdb["aged_total"]).c_str(), Text(fdb["flushed_total"]).c_str());
 }
 
+// 1234567 as "1.23M": rates read at a glance.
+std::string Rate(double value) {
+  if (value >= 1e9) return absl::StrFormat("%.2fG", value / 1e9);
+  if (value >= 1e6) return absl::StrFormat("%.2fM", value / 1e6);
+  if (value >= 1e3) return absl::StrFormat("%.1fk", value / 1e3);
+  return absl::StrFormat("%.0f", value);
+}
+
+void PrintRateTable(const json& rates) {
+  std::vector<std::vector<std::string>> rows = {
+      {"PORT", "RX/S", "TX/S", "RX MBIT/S", "TX MBIT/S", "DROPS/S", "MOSTLY"}};
+  for (const json& p : rates["ports"]) {
+    const std::string mostly = p["main_drop"];
+    rows.push_back({p["name"], Rate(p["rx_pps"]), Rate(p["tx_pps"]),
+                    absl::StrFormat("%.1f", p["rx_mbps"].get<double>()),
+                    absl::StrFormat("%.1f", p["tx_mbps"].get<double>()),
+                    Rate(p["drops_per_second"]), mostly.empty() ? "-" : mostly});
+  }
+  PrintTable(rows);
+}
+
 void PrintPmdTable(const json& answer) {
   std::vector<std::vector<std::string>> rows = {
       {"CORE", "IDLE", "BUSY%", "SLEEP%", "WAKEUPS", "PACKETS", "CYC/PKT", "LOOP CYC/PKT",
@@ -237,6 +258,8 @@ void Render(View view, const json& answer) {
       return PrintStatsTable(answer);
     case View::kPmdTable:
       return PrintPmdTable(answer);
+    case View::kRateTable:
+      return PrintRateTable(answer);
     case View::kVxlanTable:
       return PrintVxlanTable(answer);
     case View::kMirrorTable:

@@ -23,7 +23,7 @@ namespace hvswitch {
 enum class CommandId : uint8_t {
   kPortList, kPortShow, kPortAdd, kPortAddSpec, kPortDel, kPortEnable,
   kFdbShow, kFdbFlush, kFdbAdd, kFdbDel,
-  kStats, kPmd,
+  kStats, kPmd, kTop,
   kVxlanShow, kVxlanAdd, kVxlanDel,
   kMirrorShow, kMirrorAdd, kMirrorDel,
   kMcastShow,
@@ -44,6 +44,7 @@ enum class View : uint8_t {
   kFdbTable,     // MAC VLAN PORT TYPE AGE
   kStatsTable,   // per port frames, bytes and drops, then the FDB line
   kPmdTable,     // per worker core
+  kRateTable,    // per port frames, Mbit/s and drops a second (top; not a command's)
   kVxlanTable,   // per tunnel, then its VTEPs; per uplink, decapsulation drops
   kMirrorTable,  // per mirror session: what it copies, where, frames copied
   kMcastTable,   // per snooped group its member ports; the router ports
@@ -121,6 +122,9 @@ inline constexpr Command kCommands[] = {
     {CommandId::kPmd, "pmd", "",
      "per worker core: busy %, frames, cycles per frame, bursts",
      0, 0, kNoOption, false, View::kPmdTable, RunsIn::kDaemon},
+    {CommandId::kTop, "top", "[--interval S] [--count N]",
+     "live per-port rates: frames, bits and drops a second with the drops' main reason",
+     0, kAnyNumber, kNoOption, false, View::kOwnOutput, RunsIn::kClient},
     {CommandId::kVxlanShow, "vxlan show", "",
      "VXLAN tunnels: VNI, uplink, remote VTEPs (next hop, frames), remote MACs, drops",
      0, 0, kNoOption, false, View::kVxlanTable, RunsIn::kDaemon},

@@ -39,7 +39,7 @@ step "package"
 if [ -n "${DEB:-}" ]; then
   deb=$DEB
 else
-  "$src/deploy/package.sh" "$work/deb"
+  HVSWITCH_WERROR=1 "$src/deploy/package.sh" "$work/deb"
   deb=$(ls "$work"/deb/hvswitch_*_amd64.deb)
 fi
 [ -f "$deb" ] || fail "no package $deb"

@@ -6,6 +6,7 @@ the test (root) with --json and are checked against what the guests did; bad com
 exit non-zero with one line; a user outside the socket's group is refused by the file
 system, and one inside --ctl_group is let in.
 """
+import json
 import os
 import sys
 import unittest
@@ -140,6 +141,28 @@ class CtlTest(unittest.TestCase):
         table = self.sw.ctl("stats", as_json=False)
         self.assertEqual(table.returncode, 0)
         self.assertTrue(table.stdout.startswith("PORT"), table.stdout)
+
+    def test_top(self):
+        # Rates a table an interval, as many as asked; with --json one object a line.
+        r = self.sw.ctl("top", "--interval", "0.2", "--count", "2", as_json=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        tables = r.stdout.split("\n\n")
+        self.assertEqual(len(tables), 2, r.stdout)
+        for table in tables:
+            lines = table.strip().splitlines()
+            self.assertEqual(lines[0].split(), ["PORT", "RX/S", "TX/S", "RX", "MBIT/S", "TX",
+                                                "MBIT/S", "DROPS/S", "MOSTLY"])
+            self.assertEqual([line.split()[0] for line in lines[1:]], ["a", "b", "c"])
+        r = self.sw.ctl("--json", "top", "--interval", "0.2", "--count", "1", as_json=False)
+        [line] = r.stdout.splitlines()
+        rates = json.loads(line)
+        self.assertGreater(rates["seconds"], 0.15)
+        self.assertEqual({p["name"] for p in rates["ports"]}, {"a", "b", "c"})
+        self.assertEqual(set(rates["ports"][0]), {"name", "rx_pps", "tx_pps", "rx_mbps",
+                                                  "tx_mbps", "drops_per_second", "main_drop"})
+        bad = self.sw.ctl("top", "--interval", "0", as_json=False, check=False)
+        self.assertEqual((bad.returncode, bad.stderr.strip()),
+                         (1, "hvswitchctl: --interval must be 0.1 to 3600 seconds"))
 
     def test_tables_for_people(self):
         out = self.sw.ctl("port", "list", as_json=False).stdout.splitlines()

@@ -12,6 +12,7 @@ added at run time is there again, and traffic flows. The same guest processes th
 Then a guest restarts on its own and hvswitch connects to its new socket.
 """
 import os
+import shutil
 import sys
 import tempfile
 import unittest
@@ -106,6 +107,38 @@ class RestartTest(unittest.TestCase):
             for guest in guests:
                 guest.quit()
             self.assertEqual(sw.stop(), 0)
+
+    def test_ports_whose_runtime_folder_went_with_a_reboot_are_left_out(self):
+        """A reboot empties /run: a port whose socket folder below the runtime directory is
+        gone (a CNI plugin's per-pod folder) is left out when hvswitch starts again from
+        what it saved, logged; a folder gone anywhere else still stops the start."""
+        d = tempfile.mkdtemp(prefix="hvs-e2e-")
+        elsewhere = tempfile.mkdtemp(prefix="hvs-e2e-other-")
+        saved = f"{d}/saved.conf"
+        sw = Daemon(["keep,type=memif,path={dir}/keep.sock"], sockdir=d,
+                    extra=[f"--runtime_dir={d}", f"--save_config={saved}"])
+        sw.wait_ready()
+        os.makedirs(f"{d}/cni/pod1")
+        sw.ctl("port", "add", f"pod,type=memif,path={d}/cni/pod1/eth1.sock")
+        self.assertEqual(sw.stop(), 0)
+        shutil.rmtree(f"{d}/cni")  # the reboot
+        again = Daemon.from_config(saved, d)
+        try:
+            again.wait_ready()
+            self.assertEqual([p["name"] for p in again.ctl("port", "list")["ports"]], ["keep"])
+            self.assertIn(f"port 'pod': left out: the folder of its socket {d}/cni/pod1/eth1.sock"
+                          f" is gone", again.output())
+            os.makedirs(f"{elsewhere}/vms")
+            again.ctl("port", "add", f"vm,type=memif,path={elsewhere}/vms/vm.sock")
+        finally:
+            self.assertEqual(again.stop(), 0)
+        shutil.rmtree(f"{elsewhere}/vms")
+        refused = Daemon.from_config(saved, d)
+        self.assertEqual(refused.proc.wait(timeout=30), 1)
+        refused.log.close()
+        self.assertIn(f"directory {elsewhere}/vms does not exist", refused.output())
+        shutil.rmtree(elsewhere)
+        shutil.rmtree(d)
 
 
 if __name__ == "__main__":

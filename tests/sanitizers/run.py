@@ -108,6 +108,8 @@ def run_one(build, mode, test, extra, overrides):
 
 def main():
     mode, build, only = sys.argv[1], os.path.abspath(sys.argv[2]), set(sys.argv[3:])
+    # Reconfigured first when a meson.build changed: the test list read below is then current.
+    subprocess.run(["ninja", "-C", build, "build.ninja"], check=True, capture_output=True)
     chosen = [c for c in selected(mode, introspect(build, "--tests"))
               if not only or c[0]["name"] in only]
     # Build only what the chosen tests run (not the benchmarks).

@@ -496,10 +496,14 @@ int main(int argc, char** argv) {
       usleep(100);  // a test guest need not burn a core (a slow one polls all the time)
     }
   }
-  for (uint16_t port = 0; port < (guest.probe_port ? 2 : 1); ++port) {
-    rte_eth_dev_stop(port);
-    rte_eth_dev_close(port);
-  }
+  for (uint16_t port = 0; port < (guest.probe_port ? 2 : 1); ++port) rte_eth_dev_stop(port);
+  // A virtio-user server (server=1) whose switch just went away (a port removed, hvswitch
+  // stopped) re-registers its interrupt from an EAL alarm moments later; DPDK 22.11's close
+  // frees the interrupt handle without waiting for that alarm (a use-after-free ASan saw
+  // in the interrupt thread). The alarm fires 1 us after the interrupt thread sees the
+  // disconnect: 50 ms lets it run before close.
+  rte_delay_ms(50);
+  for (uint16_t port = 0; port < (guest.probe_port ? 2 : 1); ++port) rte_eth_dev_close(port);
   rte_eal_cleanup();
   return 0;
 }

@@ -200,6 +200,15 @@ struct DropInfo {
     "discovery claims and the DHCP replies sent to it. The frames were forwarded; a "     \
     "membership or binding they carried may be missing until the next. Rising: a guest "  \
     "flooding such messages (the budget keeps it from starving the others').",           \
+    kJsonDetail | kTelemetryDetail)                                                       \
+  /* RARP, gratuitous ARP and unsolicited neighbour advertisements from the port        */ \
+  /* (announce.h): a live-migrated guest announcing itself on its new port.             */ \
+  X(kAnnouncements, "announcements", "hvswitch_port_announcements_total", Labels(),        \
+    "Announcements received from the port: RARP (QEMU's after a live migration, for a "   \
+    "guest without GUEST_ANNOUNCE), gratuitous ARP and unsolicited IPv6 neighbour "       \
+    "advertisements (a migrated guest's own, or an address taken over). The MAC table "   \
+    "moves the sender's MAC to this port at the first of them; a migrated guest whose "   \
+    "port shows none is reached only once it sends something else.",                     \
     kJsonDetail | kTelemetryDetail)
 
 // Per port histograms, sampled by the workers: a sample is a duration in nanoseconds, put

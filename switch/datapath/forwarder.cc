@@ -14,6 +14,7 @@
 
 #include "offload/egress_offload.h"
 #include "ports/memif/memif_fixups.h"
+#include "switch/datapath/announce.h"
 #include "switch/datapath/mac_key.h"
 #include "switch/datapath/port_guards.h"
 #include "switch/datapath/port_mask.h"
@@ -652,6 +653,7 @@ inline void Forwarder::Dispatch(const Burst& b, const Run& run, rte_mbuf** run_f
         len = guard.pass;
         if (len == 0) break;
       }
+      if (MayBeAnnouncement(KeyMac(run.dst))) CountAnnouncements(b.in, run_frames, len);
       // A group address under IGMP/MLD snooping: its members, not every port.
       if (IsGroupKey(run.dst) && KeyMac(run.dst) != kBroadcastKey) [[unlikely]] {
         if (const McastTable* mcast = datapath_.mcast.load(std::memory_order_acquire)) {
@@ -674,6 +676,16 @@ inline void Forwarder::Dispatch(const Burst& b, const Run& run, rte_mbuf** run_f
       rte_pktmbuf_free_bulk(run_frames, run.len);
       break;
   }
+}
+
+// Few frames go to broadcast or all-nodes, and each is copied to every port: reading its
+// headers once more costs little.
+void Forwarder::CountAnnouncements(PortCounters& in, rte_mbuf* const* frames, uint16_t len) {
+  uint64_t n = 0;
+  for (uint16_t i = 0; i < len; ++i) {
+    n += IsAnnouncement(rte_pktmbuf_mtod(frames[i], const uint8_t*), frames[i]->data_len);
+  }
+  if (n != 0) in.Add(PortCounter::kAnnouncements, n);
 }
 
 inline void Forwarder::CountDrops(PortCounters& in, const Tally& tally) {

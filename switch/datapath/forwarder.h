@@ -178,6 +178,9 @@ class Forwarder {
   [[gnu::always_inline]] inline void Dispatch(const Burst& b, const Run& run, rte_mbuf** frames,
                                               Verdict verdict, Tally& tally);
   [[gnu::always_inline]] inline void CountDrops(PortCounters& in, const Tally& tally);
+  // Counts the announcements (announce.h) among frames to broadcast or all-nodes; out of
+  // line, as the guardrails below.
+  void CountAnnouncements(PortCounters& in, rte_mbuf* const* frames, uint16_t len);
   // Guardrails (port_guards.h), out of line: only ports with guards call them. They take
   // no Burst or Tally (whose address, handed to a real call, would keep their counts in
   // memory for the whole pipeline), and give back what they dropped.

@@ -148,7 +148,7 @@ TEST_F(ControlGoldenTest, PortCommands) {
        R"j("up":true},{"fdb_learned":2031,"mac":"56:48:4f:53:54:02","mtu":1500,"name":"mem",)j"
        R"j("rx_packets":2000,"shut":false,"tx_packets":2002,"type":"memif","up":false}]})j"},
       {"port show vm",
-       R"j({"ok":true,"port":{"bpdu_guard_shutdowns":1011,"cpu_cycles":1704,"fdb_learned":1031,)j"
+       R"j({"ok":true,"port":{"announcements":1706,"bpdu_guard_shutdowns":1011,"cpu_cycles":1704,"fdb_learned":1031,)j"
        R"j("learn_limited":1004,"learn_table_full":1005,)j"
        R"j("mac":"56:48:4f:53:54:01","mtu":1500,"name":"vm","offload":{"csum_hw":1007,)j"
        R"j("csum_sw":1008,"tso_hw":1009,"tso_sw":1010},)j"
@@ -166,7 +166,7 @@ TEST_F(ControlGoldenTest, PortCommands) {
        R"j("offload_refused":1028,"queue_full":1024,"vlan":1029},"tx_packets":1002,)j"
        R"j("tx_retries":1700,"tx_retry_cycles":1701,"type":"vhost-user","up":true}})j"},
       {"port show mem",
-       R"j({"ok":true,"port":{"bpdu_guard_shutdowns":2011,"buffer_quota":512,"buffers_in_use":77,)j"
+       R"j({"ok":true,"port":{"announcements":2706,"bpdu_guard_shutdowns":2011,"buffer_quota":512,"buffers_in_use":77,)j"
        R"j("cpu_cycles":2704,"fdb_learned":2031,)j"
        R"j("learn_limited":2004,"learn_table_full":2005,"mac":"56:48:4f:53:54:02","mtu":1500,)j"
        R"j("name":"mem","offload":{"csum_hw":2007,"csum_sw":2008,"tso_hw":2009,"tso_sw":2010},)j"
@@ -301,7 +301,7 @@ TEST_F(ControlGoldenTest, StatsAndPmd) {
   ExpectAnswers({
       {"stats",
        R"j({"fdb":{"aged_total":3004,"entries":3001,"flushed_total":3005,"learned_total":3002,)j"
-       R"j("moves_total":3003,"static":3006},"ok":true,"ports":[{"bpdu_guard_shutdowns":1011,)j"
+       R"j("moves_total":3003,"static":3006},"ok":true,"ports":[{"announcements":1706,"bpdu_guard_shutdowns":1011,)j"
        R"j("cpu_cycles":1704,"fdb_learned":1031,)j"
        R"j("learn_limited":1004,"learn_table_full":1005,"mac":"56:48:4f:53:54:01","mtu":1500,)j"
        R"j("name":"vm","offload":{"csum_hw":1007,"csum_sw":1008,"tso_hw":1009,"tso_sw":1010},)j"
@@ -317,7 +317,7 @@ TEST_F(ControlGoldenTest, StatsAndPmd) {
        R"j("tx_bursts":1006,"tx_bytes":1003,"tx_drops":{"link_down":1025,"mtu":1026,)j"
        R"j("no_mbuf":1027,"offload_refused":1028,"queue_full":1024,"vlan":1029},)j"
        R"j("tx_packets":1002,"tx_retries":1700,"tx_retry_cycles":1701,"type":"vhost-user",)j"
-       R"j("up":true},{"bpdu_guard_shutdowns":2011,"buffer_quota":512,)j"
+       R"j("up":true},{"announcements":2706,"bpdu_guard_shutdowns":2011,"buffer_quota":512,)j"
        R"j("buffers_in_use":77,"cpu_cycles":2704,"fdb_learned":2031,"learn_limited":2004,)j"
        R"j("learn_table_full":2005,"mac":"56:48:4f:53:54:02","mtu":1500,"name":"mem",)j"
        R"j("offload":{"csum_hw":2007,"csum_sw":2008,"tso_hw":2009,"tso_sw":2010},)j"
@@ -337,7 +337,7 @@ TEST_F(ControlGoldenTest, StatsAndPmd) {
        R"j("up":false}]})j"},
       {"stats mem",
        R"j({"fdb":{"aged_total":3004,"entries":3001,"flushed_total":3005,"learned_total":3002,)j"
-       R"j("moves_total":3003,"static":3006},"ok":true,"ports":[{"bpdu_guard_shutdowns":2011,)j"
+       R"j("moves_total":3003,"static":3006},"ok":true,"ports":[{"announcements":2706,"bpdu_guard_shutdowns":2011,)j"
        R"j("buffer_quota":512,"buffers_in_use":77,"cpu_cycles":2704,"fdb_learned":2031,)j"
        R"j("learn_limited":2004,"learn_table_full":2005,"mac":"56:48:4f:53:54:02","mtu":1500,)j"
        R"j("name":"mem","offload":{"csum_hw":2007,"csum_sw":2008,"tso_hw":2009,"tso_sw":2010},)j"

@@ -315,6 +315,10 @@ constexpr const char* kExposition[] = {
     R"x(# TYPE hvswitch_port_snoop_limited_total counter)x",
     R"x(hvswitch_port_snoop_limited_total{port="vm1"} 805)x",
     R"x(hvswitch_port_snoop_limited_total{port="mem1"} 837)x",
+    R"x(# HELP hvswitch_port_announcements_total Announcements received from the port: RARP (QEMU's after a live migration, for a guest without GUEST_ANNOUNCE), gratuitous ARP and unsolicited IPv6 neighbour advertisements (a migrated guest's own, or an address taken over). The MAC table moves the sender's MAC to this port at the first of them; a migrated guest whose port shows none is reached only once it sends something else.)x",
+    R"x(# TYPE hvswitch_port_announcements_total counter)x",
+    R"x(hvswitch_port_announcements_total{port="vm1"} 806)x",
+    R"x(hvswitch_port_announcements_total{port="mem1"} 838)x",
     R"x(# HELP hvswitch_port_shut 1 while the port is shut because it sent a BPDU with )x"
       R"x(bpdu_guard=1: its frames are dropped (reason shut) and none are sent to it until )x"
       R"x(hvswitchctl port enable.)x",

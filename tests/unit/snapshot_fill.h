@@ -16,7 +16,8 @@ inline constexpr PortCounter kLaterCounters[] = {PortCounter::kTxRetries,
                                                  PortCounter::kRxPauses,
                                                  PortCounter::kRxPauseCycles,
                                                  PortCounter::kCpuCycles,
-                                                 PortCounter::kSnoopLimited};
+                                                 PortCounter::kSnoopLimited,
+                                                 PortCounter::kAnnouncements};
 
 // Receive drop reasons added after the outputs were pinned: 800 above the port's first.
 inline constexpr RxDrop kLaterRxDrops[] = {RxDrop::kSpoofedIp, RxDrop::kMirrorPort};

@@ -16,6 +16,7 @@
 #include "switch/control/address_claim.h"
 #include "switch/control/dhcp_message.h"
 #include "switch/control/mcast_message.h"
+#include "switch/datapath/announce.h"
 #include "tests/snoop_captures.h"
 #include "tests/snoop_frames.h"
 
@@ -905,6 +906,67 @@ TEST(SnoopCapturesTest, OneParserEachAndCutsRefused) {
     ExpectCutsRefused(f);
   }
   EXPECT_FALSE(AnyParses(FromHex(kMldv2GroupQueryFromGlobal)));
+}
+
+// --- Announcements (switch/datapath/announce.h), counted by the workers
+
+bool Announces(const Bytes& frame) {
+  return IsAnnouncement(frame.data(), static_cast<uint32_t>(frame.size()));
+}
+
+TEST(AnnouncementTest, RarpGratuitousArpAndUnsolicitedAdvertisements) {
+  // QEMU's announce (qemu_announce_self): a reverse request for its own MAC, padded.
+  Bytes rarp(28);
+  Put16(rarp, 0, 1);
+  Put16(rarp, 2, 0x0800);
+  rarp[4] = 6;
+  rarp[5] = 4;
+  Put16(rarp, 6, 3);
+  rarp.resize(46);
+  EXPECT_TRUE(Announces(Ethernet(0x8035, rarp)));
+  EXPECT_TRUE(Announces(Ethernet(0x8035, rarp, {0x8100}))) << "tagged";
+  EXPECT_TRUE(Announces(ArpFrame(1, "10.0.0.5", "10.0.0.5"))) << "gratuitous request";
+  EXPECT_TRUE(Announces(ArpFrame(2, "10.0.0.5", "10.0.0.5"))) << "gratuitous reply";
+  EXPECT_TRUE(Announces(FromHex(kNdUnsolicitedNa)));
+  EXPECT_TRUE(Announces(NdFrame(NdMessage(136, "2001:db8::5", {}, 0x20), "2001:db8::5",
+                                "ff02::1", 255, {0})))
+      << "behind a hop-by-hop header";
+
+  EXPECT_FALSE(Announces(FromHex(kArpRequest)));
+  EXPECT_FALSE(Announces(FromHex(kArpReply)));
+  EXPECT_FALSE(Announces(FromHex(kArpProbe))) << "a probe claims nothing yet";
+  EXPECT_FALSE(Announces(FromHex(kNdSolicitedNaTlla)));
+  EXPECT_FALSE(Announces(FromHex(kNdSolicitation)));
+  EXPECT_FALSE(Announces(FromHex(kNdDad)));
+  EXPECT_FALSE(Announces(FromHex(kIgmpv3Join)));
+  Bytes ipv6_arp = FromHex(kArpRequest);
+  ipv6_arp[14 + 3] = 0xdd;  // protocol type 0x86dd: not Ethernet/IPv4 ARP
+  std::memcpy(ipv6_arp.data() + 14 + 24, ipv6_arp.data() + 14 + 14, 4);
+  EXPECT_FALSE(Announces(ipv6_arp));
+  Bytes v4_header = FromHex(kNdUnsolicitedNa);
+  v4_header[14] = 0x40;
+  EXPECT_FALSE(Announces(v4_header)) << "EtherType IPv6, version 4";
+}
+
+TEST(AnnouncementTest, EveryCutIsRead) {
+  // An announcement cut short stays one only once its deciding bytes are all there: the
+  // advertisement's 24 bytes (its option may go), the ARP message's 28.
+  struct Case {
+    Bytes frame;
+    size_t needed;
+  };
+  const Bytes arp = ArpFrame(2, "10.0.0.5", "10.0.0.5");
+  const Case cases[] = {{FromHex(kNdUnsolicitedNa), 14 + 40 + 24},
+               {ArpFrame(1, "10.0.0.5", "10.0.0.5"), 14 + 28},
+               {Ethernet(0x0806, Bytes(arp.begin() + 14, arp.end()), {0x8100}), 18 + 28}};
+  for (const auto& c : cases) {
+    for (size_t len = 0; len <= c.frame.size(); ++len) {
+      const Bytes cut(c.frame.begin(), c.frame.begin() + static_cast<ptrdiff_t>(len));
+      EXPECT_EQ(Announces(cut), len >= c.needed) << len << " of " << c.frame.size();
+    }
+  }
+  EXPECT_TRUE(Announces(Bytes{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x80, 0x35}))
+      << "RARP is RARP at any length";
 }
 
 }  // namespace

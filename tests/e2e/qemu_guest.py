@@ -5,9 +5,11 @@ works), with guest memory in a shared memfd so that hvswitch can map it, one
 virtio-net-pci device on a vhost-user socket, and its serial console on our pipes: the
 guest's shell runs each command given to run() and reports its exit status.
 """
+import json
 import os
 import re
 import select
+import socket
 import subprocess
 import time
 
@@ -30,16 +32,21 @@ def kvm_works():
 
 class QemuGuest:
     def __init__(self, name, socket_path, index, memory_mb=384, cpus=None, server=False,
-                 device_extra=""):
+                 device_extra="", qmp=None, incoming=None):
         """Guest `index` (1..) gets MAC 52:54:00:00:01:<index>, 10.0.1.<index>/24 and
         fd01::<index>/64. Its virtio-net device offers everything hvswitch's vhost-user
         port does (checksums, TSO); `ethtool -K eth0 ...` in the guest turns them off.
         `cpus`: a taskset CPU list for QEMU (keep it off the switch's worker core).
         `server`: QEMU creates the socket (chardev server=on, as the README's recommended
         set-up with a client=1 port); else it connects to hvswitch's.
-        `device_extra`: more virtio-net-pci properties (",rx_queue_size=1024")."""
+        `device_extra`: more virtio-net-pci properties (",rx_queue_size=1024").
+        `qmp`: a path for QEMU's QMP socket (Qmp below). `incoming`: a migration URI: this
+        QEMU waits there for a guest migrated to it (same index, so same MAC and
+        addresses) instead of booting one; its console is the migrated guest's once
+        `migrate` is done."""
         self.name = name
         self.index = index
+        self.qmp_path = qmp
         self.mac = f"52:54:00:00:01:{index:02x}"
         self.ip = f"10.0.1.{index}"
         self.ip6 = f"fd01::{index}"
@@ -59,14 +66,17 @@ class QemuGuest:
                 "-chardev", f"socket,id=chr0,path={socket_path}"
                             + (",server=on,wait=off" if server else ""),
                 "-netdev", "vhost-user,id=net0,chardev=chr0",
-                "-device", device]
+                "-device", device] + (
+                ["-qmp", f"unix:{qmp},server=on,wait=off"] if qmp else []) + (
+                ["-incoming", incoming] if incoming else [])
         self.proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT)
         _live.append(self.proc)
         self._buf = b""
         self.console = b""
-        self._read_until(re.compile(rb"HVS_GUEST_READY"), 240)
-        self.run("stty -echo")
+        if incoming is None:
+            self._read_until(re.compile(rb"HVS_GUEST_READY"), 240)
+            self.run("stty -echo")
 
     def _read_until(self, pattern, timeout):
         deadline = time.monotonic() + timeout
@@ -105,6 +115,47 @@ class QemuGuest:
             self.proc.wait()
 
 
+class Qmp:
+    """A QMP client on a QEMU's socket (-qmp unix:PATH): commands and their answers;
+    the asynchronous events QEMU sends between them are kept in `events`."""
+
+    def __init__(self, path, timeout=30):
+        self.events = []
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                self.sock.connect(path)
+                break
+            except OSError:
+                self.sock.close()
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+        self.sock.settimeout(timeout)
+        self.file = self.sock.makefile("rwb")
+        json.loads(self.file.readline())  # the greeting
+        self.execute("qmp_capabilities")
+
+    def execute(self, command, **arguments):
+        """The command's "return" value; raises AssertionError on QMP's "error"."""
+        self.file.write(json.dumps({"execute": command, "arguments": arguments}).encode()
+                        + b"\n")
+        self.file.flush()
+        while True:
+            answer = json.loads(self.file.readline())
+            if "event" in answer:
+                self.events.append(answer)
+                continue
+            if "error" in answer:
+                raise AssertionError(f"QMP {command}: {answer['error']}")
+            return answer["return"]
+
+    def close(self):
+        self.file.close()
+        self.sock.close()
+
+
 class GuestsAndHost:
     """hvswitch in a network namespace of its own ("the host") with vhost-user ports vm1
     (hvswitch's socket) and vm2 (client=1: QEMU's socket, the README's recommended way),
@@ -112,12 +163,14 @@ class GuestsAndHost:
     port whose interface is the host's 10.0.1.100/24, fd01::100/64. With host_port=True
     also a host port "hp" (type=host) whose interface hvswitch creates in a second
     namespace, `self.hp_netns`, as 10.0.1.200/24, fd01::200/64. iperf3 servers listen in
-    vm2, in the host and in the host port's namespace. stop() undoes all of it."""
+    vm2, in the host and in the host port's namespace. With qmp=True each guest's QEMU has
+    a QMP socket, {sockets}/NAME.qmp. stop() undoes all of it (and every guest a test
+    adds to `guests`)."""
 
     HOST, HOST6 = "10.0.1.100", "fd01::100"
     HOST_PORT, HOST_PORT6 = "10.0.1.200", "fd01::200"
 
-    def __init__(self, daemon_extra=(), qemu_cpus=None, host_port=False):
+    def __init__(self, daemon_extra=(), qemu_cpus=None, host_port=False, qmp=False):
         root = os.path.join(os.path.dirname(__file__), "..", "..")
         subprocess.run([os.path.join(root, "tests/qemu/build_guest.sh")], check=True)
         self.netns = f"hvs-qemu-{os.getpid()}"
@@ -146,8 +199,9 @@ class GuestsAndHost:
                 self.hp("ip", "-6", "addr", "add", f"{self.HOST_PORT6}/64", "dev",
                         self.hp_iface, "nodad")
             for index, name in ((1, "vm1"), (2, "vm2")):
-                self.guests[name] = QemuGuest(name, f"{self.sw.dir}/{name}.sock", index,
-                                              cpus=qemu_cpus, server=name == "vm2")
+                self.guests[name] = QemuGuest(
+                    name, f"{self.sw.dir}/{name}.sock", index, cpus=qemu_cpus,
+                    server=name == "vm2", qmp=f"{self.sw.dir}/{name}.qmp" if qmp else None)
                 self.sw.wait_port_up(name)
             self.guests["vm2"].run("iperf3 -s -D")
             for ns in namespaces:

@@ -68,6 +68,7 @@ TEST(PortSpecTest, DpdkDevargsTakenVerbatimWithCommas) {
 
 TEST(PortSpecTest, RoundTripsThroughToString) {
   for (const char* text : {"vm1,type=vhost-user,path=/a,client=1,queues=2",
+                           "vm2,type=vhost-user,path=/a,client=1,postcopy=1,iommu=1",
                            "m,type=memif,path=/b,id=3", "n,type=dpdk,devargs=net_tap0,iface=x",
                            "v,type=vhost-user,path=/c,vlan=10,mtu=9000,learn_limit=64",
                            "u,type=vhost-user,path=/c,learn_limit=0",

@@ -17,7 +17,7 @@ packages=(g++ meson ninja-build pkg-config python3 curl iproute2 procps coreutil
           libmnl-dev
           librte-mempool-ring23 librte-net-vhost23 librte-net-memif23 librte-net-virtio23
           librte-net-ring23 librte-net-tap23 librte-net-af-packet23 librte-net-null23
-          librte-net-pcap23
+          librte-net-pcap23 librte-net-bond23
           # the libFuzzer targets (deploy/fuzz.sh) and the sanitizer builds
           # (deploy/sanitize.sh: clang's ASan/UBSan/TSan runtimes; llvm-symbolizer for
           # readable stacks in their reports)

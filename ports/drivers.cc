@@ -1,6 +1,7 @@
 // The port types: one line each. Explicit, not self-registering: a static library's object
 // that nothing references is not linked, and this list is what references each driver
 // (and through the memif driver, the libc interposers: tests/unit/interposers.sh).
+#include "ports/bond/bond_driver.h"
 #include "ports/dpdk/dpdk_driver.h"
 #include "ports/host_tap/host_tap_driver.h"
 #include "ports/host_tap/netdev_driver.h"
@@ -14,8 +15,10 @@ namespace hvswitch {
 std::span<const PortDriver* const> PortDrivers() {
   static const PortDriver* const kAll[] = {&VhostUserDriver(), &MemifDriver(),
                                            &HostTapDriver(), &NetdevDriver(),
-                                           &DpdkDriver(),      &VxlanDriver()};
-  return kAll;  // help and error order: "vhost-user, memif, host, netdev, dpdk or vxlan"
+                                           &DpdkDriver(),      &BondDriver(),
+                                           &VxlanDriver()};
+  // help and error order: "vhost-user, memif, host, netdev, dpdk, bond or vxlan"
+  return kAll;
 }
 
 const PortDriver* FindPortDriver(absl::string_view type) {

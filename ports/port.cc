@@ -58,7 +58,9 @@ absl::StatusOr<std::unique_ptr<Port>> Port::Open(const PortSpec& spec, int index
 }
 
 absl::Status Port::Start(const std::string& devargs, rte_mempool* pool) {
-  absl::Status status = Probe(devargs);
+  absl::Status status = ProbeMembers();
+  if (!status.ok()) return status;
+  status = Probe(devargs);
   if (!status.ok()) return status;
   rte_eth_conf conf{};
   status = ConfigureDevice(conf, pool);
@@ -67,6 +69,12 @@ absl::Status Port::Start(const std::string& devargs, rte_mempool* pool) {
   if (!status.ok()) return status;
   driver_.BeforeStart(spec_);
   int rc = rte_eth_dev_start(eth_port_);
+  if (rc != 0) {
+    if (std::optional<std::string> note = driver_.Unprepare(spec_, eth_port_)) {
+      setup_.note = *note;
+      rc = rte_eth_dev_start(eth_port_);
+    }
+  }
   if (rc != 0 && conf.intr_conf.rxq) {
     // A device whose interrupts cannot be set up (a NIC under a driver without them) is
     // still a port: polled, its workers sleeping instead of blocking.
@@ -119,6 +127,32 @@ absl::Status Port::Probe(const std::string& devargs) {
   return absl::OkStatus();
 }
 
+// A bond's members, before the bond (which finds them by name). A member device that
+// already exists belongs to something else: refused rather than shared.
+absl::Status Port::ProbeMembers() {
+  for (const std::string& devargs : driver_.MemberDevargs(spec_)) {
+    if (IsPciDevargs(devargs)) continue;  // the EAL probed it (its allow-list)
+    const std::string name = devargs.substr(0, devargs.find(','));
+    uint16_t id = 0;
+    if (rte_eth_dev_get_port_by_name(name.c_str(), &id) == 0) {
+      return absl::AlreadyExistsError(
+          absl::StrCat("port '", spec_.name, "': member device '", name, "' exists already"));
+    }
+    int rc = rte_dev_probe(devargs.c_str());
+    if (rc < 0) {
+      return PortError(spec_, absl::StrCat("cannot probe member device '", devargs, "'"), rc);
+    }
+    rte_eth_dev_info info{};
+    if (rte_eth_dev_get_port_by_name(name.c_str(), &id) != 0 ||
+        rte_eth_dev_info_get(id, &info) != 0) {
+      return absl::NotFoundError(absl::StrCat("port '", spec_.name, "': member device '",
+                                              name, "' has no ethdev port"));
+    }
+    members_probed_.push_back(info.device);
+  }
+  return absl::OkStatus();
+}
+
 // Queue counts, MTU, chains and RSS as the device allows them, and the driver's offloads.
 absl::Status Port::ConfigureDevice(rte_eth_conf& conf, rte_mempool* pool) {
   rte_eth_dev_info info{};
@@ -153,7 +187,9 @@ absl::Status Port::ConfigureDevice(rte_eth_conf& conf, rte_mempool* pool) {
     conf.intr_conf.lsc = 1;
   }
   conf.intr_conf.rxq = queues_.rx_interrupts;
+  const std::string prepared = driver_.Prepare(spec_, eth_port_);
   setup_ = driver_.Configure(spec_, info, conf);
+  setup_.note = prepared;
   if (queues_.nb_rxq > 1) {
     // Spread flows over the receive queues where the device hashes (NICs); a vhost-user
     // guest picks its queues itself.
@@ -190,6 +226,12 @@ Port::~Port() {
     if (rte_eth_dev_info_get(eth_port_, &info) == 0) device = info.device;
     rte_eth_dev_close(eth_port_);
     if (probed_ && device != nullptr) rte_dev_remove(device);
+  }
+  // After the bond: closing it released them.
+  for (rte_device* member : members_probed_) {
+    uint16_t id = 0;
+    RTE_ETH_FOREACH_DEV_OF(id, member) rte_eth_dev_close(id);
+    rte_dev_remove(member);
   }
   if (const PortTraits traits = spec_.Traits(); traits.owns_socket) {
     RemoveSocketFile(*traits.socket);
@@ -239,6 +281,8 @@ bool Port::LinkUp() const {
 }
 
 PeerOffloads Port::Offloads() const { return driver_.Offloads(*this); }
+std::string Port::PeerFeatures() const { return driver_.PeerFeatures(*this); }
+std::optional<BondState> Port::Bond() const { return driver_.Bond(*this); }
 
 DeviceRxDrops Port::RxDrops() const {
   rte_eth_stats stats{};

@@ -15,6 +15,7 @@
 
 struct rte_eth_conf;
 struct rte_mempool;
+struct rte_device;
 
 namespace hvswitch {
 
@@ -84,6 +85,9 @@ class Port {
   // the connected guest negotiated, for a NIC its Tx offloads, for memif nothing). Asked
   // again as guests come and go.
   PeerOffloads Offloads() const;
+  std::string PeerFeatures() const;
+  // A bond's mode and members now (type=bond); nullopt for any other port.
+  std::optional<BondState> Bond() const;
   DeviceRxDrops RxDrops() const;
   // The device's per-queue statistics (none while a vhost-user guest is not connected: the
   // vhost library has none then, and says so in the log on every call).
@@ -94,6 +98,7 @@ class Port {
       : spec_(spec), driver_(*spec.driver), queues_(queues), reconnect_(driver_.Reconnect(spec)) {}
   absl::Status Start(const std::string& devargs, rte_mempool* pool);
   absl::Status Probe(const std::string& devargs);
+  absl::Status ProbeMembers();
   absl::Status ConfigureDevice(rte_eth_conf& conf, rte_mempool* pool);
   absl::Status SetUpQueues(const rte_eth_conf& conf, rte_mempool* pool);
 
@@ -102,6 +107,8 @@ class Port {
   PortQueues queues_;
   uint16_t eth_port_ = UINT16_MAX;
   bool probed_ = false;  // we probed (hot-plugged) the device and must detach it
+  // The members' devices we hot-plugged (a bond's), detached after the port's own.
+  std::vector<rte_device*> members_probed_;
   bool started_ = false;
   bool rx_interrupts_ = false;
   std::string mac_;

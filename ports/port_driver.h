@@ -18,6 +18,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "ports/bond/bond_state.h"
 
 struct rte_eth_conf;
 struct rte_eth_dev_info;
@@ -61,7 +62,10 @@ struct DatapathFlags {
   bool rx_offload = false;      // its frames may carry offload requests
   bool tx_prepare = false;      // frames to it go through rte_eth_tx_prepare
   bool recount_chains = false;  // received chains need their pkt_len summed again
-  bool reclaim_tx = false;      // sent frames are freed only by its next transmit call
+  // It needs a transmit call every round, frames or not: its sent frames are freed only
+  // by its next one (memif zero-copy), or it sends its own control frames from it (a
+  // bond's LACPDUs).
+  bool tx_each_round = false;
   // Frames it has not delivered yet wait in a kernel's or a NIC's queue (a tap, a packet
   // socket, a NIC's ring), not in a guest's ring: while a destination's queue is full,
   // the workers stop polling it rather than drop its frames (Forwarder::OfferParked).
@@ -77,6 +81,7 @@ struct DeviceSetup {
   PeerOffloads nic;         // what the device finishes itself in frames sent to it
   bool peer_ring = false;   // its queues are another process's ring (a guest, a switch)
   std::string caveat;       // a known flaw of the device, logged when the port opens
+  std::string note;         // how Prepare set the device up, logged when the port opens
 };
 
 // A port whose device connects only when it starts, and never again by itself.
@@ -137,12 +142,35 @@ class PortDriver {
                                 rte_eth_conf& /*conf*/) const {
     return {};
   }
+  // A device built on other devices (a bond's members): their DPDK device strings,
+  // hot-plugged before the port's own device (PCI members the EAL probed) and removed
+  // after it.
+  virtual std::vector<std::string> MemberDevargs(const PortSpec& /*spec*/) const { return {}; }
+  // Once the device is probed, before it is configured: what the type sets up on the
+  // ethdev itself (a bond's dedicated LACP queues). A note for the port's log line, or
+  // empty.
+  virtual std::string Prepare(const PortSpec& /*spec*/, uint16_t /*eth_port*/) const {
+    return {};
+  }
+  // After a start failed: undoes what Prepare set up that the device could not start
+  // with (dedicated queues some member lacks) and gives the note that replaces Prepare's;
+  // nullopt when there is nothing to undo.
+  virtual std::optional<std::string> Unprepare(const PortSpec& /*spec*/,
+                                               uint16_t /*eth_port*/) const {
+    return std::nullopt;
+  }
   // Just before each start of the device.
   virtual void BeforeStart(const PortSpec& /*spec*/) const {}
   virtual ReconnectPolicy Reconnect(const PortSpec& /*spec*/) const { return {}; }
   // What the peer finishes itself in frames sent to it; asked again as peers change.
   // Default: what Configure found in the device.
   virtual PeerOffloads Offloads(const Port& port) const;
+  // What the connected peer negotiated that an operator may need to know besides
+  // offloads (vhost-user: what live migration can use), for the link-up log line; empty
+  // for nothing.
+  virtual std::string PeerFeatures(const Port& /*port*/) const { return {}; }
+  // A bond's mode and members now; nullopt for a port of any other type.
+  virtual std::optional<BondState> Bond(const Port& /*port*/) const { return std::nullopt; }
   // Whether the device has per-queue statistics to read now.
   virtual bool HasQueueStats(const Port& /*port*/) const { return true; }
   // Default: its frames may carry offload requests when Configure turned on Rx offloads.

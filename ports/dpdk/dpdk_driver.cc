@@ -22,6 +22,39 @@ bool PeerRing(absl::string_view driver) {
   return driver == "net_vhost" || driver == "net_memif" || driver == "net_virtio_user";
 }
 
+}  // namespace
+
+// A NIC finishes what its Tx offloads cover; rte_eth_tx_prepare fixes the pseudo-header
+// sums the way it wants them.
+DeviceSetup NicOffloadSetup(const rte_eth_dev_info& info, rte_eth_conf& conf) {
+  constexpr uint64_t kTxCsum = RTE_ETH_TX_OFFLOAD_TCP_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM;
+  DeviceSetup setup;
+  PeerOffloads& nic = setup.nic;
+  nic.csum = (info.tx_offload_capa & kTxCsum) == kTxCsum;
+  // net_tap lists TSO, but its segmentation (librte_gso) has no TCP/IPv6 and leaves the
+  // segments' IPv4 header checksums stale: hvswitch segments for it.
+  const bool tso_works = absl::string_view(info.driver_name) != "net_tap";
+  nic.tso4 = nic.tso6 =
+      nic.csum && tso_works && (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_TCP_TSO);
+  if (nic.csum) conf.txmode.offloads |= kTxCsum;
+  if (nic.tso4) conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_TCP_TSO;
+  return setup;
+}
+
+// The kernel hands a packet socket partial checksums (TP_STATUS_CSUMNOTREADY: a veth's
+// default transmit checksum offload, the local stack's own frames) and super-frames;
+// net_af_packet drops that state, so hvswitch cannot tell such a frame from a corrupt one
+// and forwards it as it is. Completing every checksum would hide real corruption.
+absl::string_view DeviceCaveat(absl::string_view driver_name) {
+  if (driver_name != "net_af_packet") return {};
+  return "net_af_packet forwards the kernel's partial checksums as they are (broken: TCP "
+         "and UDP from a veth with default offloads fail) and cuts frames longer than its "
+         "ring's frames (framesz=, 2048 by default), super-frames included; use "
+         "type=netdev,iface=IFACE instead";
+}
+
+namespace {
+
 constexpr SpecKey kKeys[] = {{"queues", ApplyQueues},
                              {"devargs", ApplyDevargs, /*rest_of_line=*/true}};
 
@@ -71,32 +104,11 @@ class Driver final : public PortDriver {
     queues.nb_txq = nb_workers;
     return queues;
   }
-  // A NIC finishes what its Tx offloads cover; rte_eth_tx_prepare fixes the pseudo-header
-  // sums the way it wants them.
   DeviceSetup Configure(const PortSpec&, const rte_eth_dev_info& info,
                         rte_eth_conf& conf) const override {
-    constexpr uint64_t kTxCsum = RTE_ETH_TX_OFFLOAD_TCP_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM;
-    DeviceSetup setup;
-    PeerOffloads& nic = setup.nic;
-    nic.csum = (info.tx_offload_capa & kTxCsum) == kTxCsum;
-    // net_tap lists TSO, but its segmentation (librte_gso) has no TCP/IPv6 and leaves the
-    // segments' IPv4 header checksums stale: hvswitch segments for it.
-    const bool tso_works = absl::string_view(info.driver_name) != "net_tap";
-    nic.tso4 = nic.tso6 =
-        nic.csum && tso_works && (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_TCP_TSO);
-    if (nic.csum) conf.txmode.offloads |= kTxCsum;
-    if (nic.tso4) conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_TCP_TSO;
+    DeviceSetup setup = NicOffloadSetup(info, conf);
     setup.peer_ring = PeerRing(info.driver_name);
-    // The kernel hands a packet socket partial checksums (TP_STATUS_CSUMNOTREADY: a veth's
-    // default transmit checksum offload, the local stack's own frames) and super-frames;
-    // this PMD drops that state, so hvswitch cannot tell such a frame from a corrupt one
-    // and forwards it as it is. Completing every checksum would hide real corruption.
-    if (absl::string_view(info.driver_name) == "net_af_packet") {
-      setup.caveat = "net_af_packet forwards the kernel's partial checksums as they are "
-                     "(broken: TCP and UDP from a veth with default offloads fail) and cuts "
-                     "frames longer than its ring's frames (framesz=, 2048 by default), "
-                     "super-frames included; use type=netdev,iface=IFACE instead";
-    }
+    setup.caveat = std::string(DeviceCaveat(info.driver_name));
     return setup;
   }
   DatapathFlags Flags(const PortSpec&, const DeviceSetup& setup) const override {

@@ -8,4 +8,10 @@ namespace hvswitch {
 
 const PortDriver& DpdkDriver();
 
+// Shared with the devices built on such devices (type=bond):
+// Tx checksum and TSO offloads turned on in `conf` where the device has them.
+DeviceSetup NicOffloadSetup(const rte_eth_dev_info& info, rte_eth_conf& conf);
+// A known flaw of a DPDK driver, logged when its port opens; empty for none.
+absl::string_view DeviceCaveat(absl::string_view driver_name);
+
 }  // namespace hvswitch

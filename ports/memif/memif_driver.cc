@@ -112,7 +112,7 @@ class Driver final : public GuestSocketDriver {
   // memif offloads nothing: the default (nothing configured) holds.
   DatapathFlags Flags(const PortSpec& spec, const DeviceSetup&) const override {
     DatapathFlags flags;
-    flags.recount_chains = flags.reclaim_tx = ZeroCopy(spec);  // ports/memif/memif_fixups.h
+    flags.recount_chains = flags.tx_each_round = ZeroCopy(spec);  // ports/memif/memif_fixups.h
     // A server's link goes up as it takes the client's CONNECT, before it answers
     // CONNECTED, on which the client's goes up: read at every burst, it is up in the
     // switch before the guest can send it anything.

@@ -1,8 +1,8 @@
 // What the data path does for DPDK 22.11's memif PMD, asked by the memif driver's
 // DatapathFlags (ports/memif/memif_driver.cc):
 //   - recount_chains: RecountChains below, on every received burst of a zero-copy port;
-//   - reclaim_tx: a zero-copy port frees the frames it sent only when its transmit is
-//     called again, so workers call it empty every round (Forwarder::ReclaimTx).
+//   - tx_each_round: a zero-copy port frees the frames it sent only when its transmit is
+//     called again, so workers call it empty every round (Forwarder::TxEachRound).
 // The PMD's control-path races have guards of their own beside this file: unmap_guard.h
 // (munmap) and memseg_fd_guard.h (close).
 #pragma once

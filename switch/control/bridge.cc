@@ -181,6 +181,7 @@ absl::Status Bridge::AddPort(const PortSpec& spec) {
     Log("port '%s': device reports MTU %d at most; it was configured so, and mtu=%d "
         "still decides what hvswitch sends it", spec.name, port.device_mtu(), spec.mtu);
   }
+  if (!port.setup().note.empty()) Log("port '%s': %s", spec.name, port.setup().note);
   if (!port.setup().caveat.empty()) Log("port '%s': %s", spec.name, port.setup().caveat);
   if (dp.shared_tx) {
     Log("port '%s': %d tx queues for %d workers: workers share them under a lock",
@@ -228,6 +229,7 @@ absl::Status Bridge::RemovePort(absl::string_view name) {
   for (const std::string& change : *mirrors) Log("%s", change);
   if (capture_->active() && capture_->port() == p) capture_->Stop();
   ip_learning_.PortGone(p);  // its bindings are not the next port's in the slot
+  known_members_[p].clear();
   // From here on no worker polls the port, sends to it or holds a frame for it.
   Publish(NextTable(slot, nullptr, nullptr));
   tunnels_->Detach(slot);  // nor does its uplink's demux hand it frames
@@ -290,7 +292,7 @@ std::unique_ptr<PortTable> Bridge::NextTable(int slot, const PortSpec* spec, con
   dp.rx_offload = port->flags().rx_offload;
   dp.tx_prepare = port->flags().tx_prepare;
   dp.recount_chains = port->flags().recount_chains;
-  dp.reclaim_tx = port->flags().reclaim_tx;
+  dp.tx_each_round = port->flags().tx_each_round;
   dp.rx_backpressure = port->flags().rx_backpressure;
   dp.link_polled = port->flags().link_polled;
   dp.rx_hold_ns = RxHoldNs(*port);
@@ -425,6 +427,8 @@ ControlClock::time_point Bridge::Poll() {
       LinksUp(watched_) != (known_up_ & watched_)) {
     FollowLinks(now);
   }
+  // LACP negotiates in net_bonding's own alarm thread: looked at as links are.
+  if (due.links) FollowBonds();
   // A slice of the table at a time: ageing a large table never holds the control thread
   // for long, nor reads it through more often than ageing needs (Learner::AgeTick).
   if (due.age) {
@@ -451,12 +455,39 @@ uint64_t Bridge::LinksUp(uint64_t ports) const {
 
 void Bridge::LogLinkChange(int p, bool up, ControlClock::time_point now) {
   if (!link_log_.Allow(p, now)) return;
-  const PortSpec& spec = slots_->port(p)->spec();
+  const Port& port = *slots_->port(p);
+  const PortSpec& spec = port.spec();
   const bool guest = spec.role() == PortRole::kGuest;
-  Log("port '%s': %s", spec.name,
+  const std::string features = up ? port.PeerFeatures() : "";
+  Log("port '%s': %s%s%s", spec.name,
       up ? (guest ? "guest connected, link up" : "link up")
          : (guest ? "guest disconnected, link down, its MACs flushed"
-                  : "link down, its MACs flushed"));
+                  : "link down, its MACs flushed"),
+      features.empty() ? "" : "; ", features);
+}
+
+void Bridge::FollowBonds() {
+  for (int p = 0; p < kMaxPorts; ++p) {
+    const Port* port = slots_->port(p);
+    if (port == nullptr) continue;
+    const std::optional<BondState> bond = port->Bond();
+    if (!bond) continue;
+    for (const BondMemberState& m : bond->members) {
+      const BondMemberState* was = nullptr;
+      for (const BondMemberState& old : known_members_[p]) {
+        if (old.device == m.device) was = &old;
+      }
+      // A member first seen down says nothing yet (its bond starting).
+      if (was == nullptr ? !m.up : was->active == m.active && was->up == m.up) continue;
+      const std::string lacp =
+          m.lacp && m.up ? absl::StrFormat(", LACP partner %s state 0x%02x",
+                                           m.lacp->partner_system, m.lacp->partner_state)
+                         : "";
+      Log("port '%s': member %s %s (link %s%s)", port->spec().name, m.device,
+          m.active ? "active" : "inactive", m.up ? "up" : "down", lacp);
+    }
+    known_members_[p] = bond->members;
+  }
 }
 
 void Bridge::FollowLinks(ControlClock::time_point now) {

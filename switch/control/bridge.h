@@ -7,6 +7,7 @@
 // (the metrics endpoint calls it from its own).
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <string>
 #include <cstdint>
@@ -164,6 +165,8 @@ class Bridge : public BridgeControl {
   // Swaps the workers' table and waits until none uses the old one.
   void Publish(std::unique_ptr<PortTable> table);
   void FollowLinks(ControlClock::time_point now);
+  // Bond members that started or stopped carrying traffic since the last look: logged.
+  void FollowBonds();
   // Ports the workers shut (bpdu_guard) since the last look: logged, their MACs flushed.
   void FollowShut();
   // The ports among `ports` whose link is up now (a netdev port's costs an ioctl).
@@ -192,6 +195,8 @@ class Bridge : public BridgeControl {
   std::unique_ptr<LinkEvents> link_events_;
   uint64_t known_up_ = 0;  // the ports FollowLinks last saw up
   uint64_t known_shut_ = 0;  // the shut ports FollowShut last saw
+  // The bond ports' members as FollowBonds last saw them, by slot.
+  std::array<std::vector<BondMemberState>, kMaxPorts> known_members_;
   // Guest ports whose device reports no link events (memif): their links, a memory read,
   // are looked at whenever the control thread runs, and every 10 ms while one is down.
   uint64_t watched_ = 0;

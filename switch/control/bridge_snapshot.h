@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,7 @@ struct PortSnapshot {
   uint64_t buffers_in_use = 0;  // of them, out of the pool now
   uint64_t fdb_learned = 0;  // current learned MACs on the port
   std::vector<QueueStat> queue_stats;  // the device's own, per queue
+  std::optional<BondState> bond;       // type=bond: its mode and members
 };
 
 struct CoreSnapshot {

@@ -244,6 +244,20 @@ json VxlanDel(CommandContext& ctx, const Parsed& p) {
   return Error(absl::StrCat("no VXLAN tunnel of VNI ", vni));
 }
 
+// --- bond ------------------------------------------------------------------------------
+
+json BondShow(CommandContext& ctx, const Parsed&) {
+  json bonds = json::array();
+  for (const PortSnapshot& port : ctx.bridge.Snapshot().ports) {
+    if (!port.bond) continue;
+    json row = BondJson(*port.bond);
+    row["port"] = port.name;
+    row["up"] = port.up;
+    bonds.push_back(row);
+  }
+  return {{"ok", true}, {"bonds", bonds}};
+}
+
 // --- mirror ----------------------------------------------------------------------------
 
 // Each session with what it copied, and what its analyser dropped of it (the analyser
@@ -507,6 +521,7 @@ constexpr std::array<Handler, kCommandCount> kHandlers = [] {
   on(CommandId::kMirrorAdd, MirrorAdd);
   on(CommandId::kMirrorDel, MirrorDel);
   on(CommandId::kMcastShow, McastShow);
+  on(CommandId::kBondShow, BondShow);
   on(CommandId::kCaptureStart, CaptureStart);
   on(CommandId::kCaptureStatus, CaptureStatusCommand);
   on(CommandId::kCaptureStop, CaptureStop);

@@ -10,6 +10,9 @@
 namespace hvswitch {
 namespace {
 
+void AddBondFamilies(const BridgeSnapshot& snap,
+                     std::vector<prometheus::MetricFamily>& out);
+
 using prometheus::ClientMetric;
 using prometheus::MetricFamily;
 using prometheus::MetricType;
@@ -185,6 +188,7 @@ void AddPortGauges(const BridgeSnapshot& snap, std::vector<MetricFamily>& out) {
     }
   }
   if (!bindings.metric.empty()) out.push_back(std::move(bindings));
+  AddBondFamilies(snap, out);
   out.push_back(PerPort(snap, "hvswitch_port_buffer_quota",
                         "Packet buffers a port with quota= may hold at once.", MetricType::Gauge,
                         [](auto& p) { return p.quota; }, true));
@@ -366,6 +370,45 @@ void AddIpLearning(const BridgeSnapshot& snap, std::vector<MetricFamily>& out) {
               static_cast<double>(snap.ip_learn_events[e]));
   }
   out.push_back(std::move(events));
+}
+
+// type=bond ports: per member (the DPDK device) its link, whether it carries traffic and,
+// in 802.3ad, the LACP state bytes of both ends.
+void AddBondFamilies(const BridgeSnapshot& snap, std::vector<MetricFamily>& out) {
+  MetricFamily up = Family("hvswitch_bond_member_up",
+                           "1 while the bond member's link is up.", MetricType::Gauge);
+  MetricFamily active = Family(
+      "hvswitch_bond_member_active",
+      "1 while the member carries the bond's traffic: the current primary (active-backup), "
+      "distributing (802.3ad), link up (balance-xor).",
+      MetricType::Gauge);
+  MetricFamily actor = Family(
+      "hvswitch_bond_member_lacp_actor_state",
+      "802.3ad: the LACP state hvswitch sends for the member (IEEE 802.1AX bits: 0x01 "
+      "active, 0x02 short timeout, 0x04 aggregatable, 0x08 in sync, 0x10 collecting, 0x20 "
+      "distributing, 0x40 defaulted, 0x80 expired).",
+      MetricType::Gauge);
+  MetricFamily partner = Family(
+      "hvswitch_bond_member_lacp_partner_state",
+      "802.3ad: the LACP state the partner sends for its end of the member's link (bits as "
+      "hvswitch_bond_member_lacp_actor_state; 0x3d or 0x3f: aggregated).",
+      MetricType::Gauge);
+  for (const PortSnapshot& port : snap.ports) {
+    if (!port.bond) continue;
+    for (const BondMemberState& m : port.bond->members) {
+      const std::vector<prometheus::ClientMetric::Label> labels = {{"port", port.name},
+                                                                   {"member", m.device}};
+      AddSample(up, labels, m.up ? 1 : 0);
+      AddSample(active, labels, m.active ? 1 : 0);
+      if (m.lacp) {
+        AddSample(actor, labels, m.lacp->actor_state);
+        AddSample(partner, labels, m.lacp->partner_state);
+      }
+    }
+  }
+  for (MetricFamily* family : {&up, &active, &actor, &partner}) {
+    if (!family->metric.empty()) out.push_back(std::move(*family));
+  }
 }
 
 }  // namespace

@@ -34,6 +34,23 @@ json HistogramJson(const HistogramTotals& h) {
 
 }  // namespace
 
+json BondJson(const BondState& bond) {
+  json members = json::array();
+  for (const BondMemberState& m : bond.members) {
+    json row = {{"device", m.device}, {"up", m.up}, {"active", m.active}};
+    if (m.lacp) {
+      row["lacp"] = {{"selected", m.lacp->selected},
+                     {"actor_state", m.lacp->actor_state},
+                     {"partner_state", m.lacp->partner_state},
+                     {"partner_system", m.lacp->partner_system}};
+    }
+    members.push_back(row);
+  }
+  json j = {{"mode", bond.mode}, {"members", members}};
+  if (!bond.hash.empty()) j["hash"] = bond.hash;
+  return j;
+}
+
 json PortJson(const PortSnapshot& port, bool detail) {
   json j = {{"name", port.name}, {"type", port.type}, {"up", port.up}, {"shut", port.shut},
             {"mac", port.mac},   {"mtu", port.mtu},   {"fdb_learned", port.fdb_learned}};
@@ -57,6 +74,7 @@ json PortJson(const PortSnapshot& port, bool detail) {
     j["ip_learned"] = learned;
   }
   if (!port.analyser_of.empty()) j["analyser_of"] = port.analyser_of;
+  if (port.bond) j["bond"] = BondJson(*port.bond);
   if (port.quota != 0) {
     j["buffer_quota"] = port.quota;
     j["buffers_in_use"] = port.buffers_in_use;

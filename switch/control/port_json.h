@@ -13,6 +13,8 @@ namespace hvswitch {
 // work, the buffer quota and the histograms (residence: samples, sum_ns, p50/p90/p99_ns
 // estimated from the buckets, and the buckets that hold samples).
 nlohmann::json PortJson(const PortSnapshot& port, bool detail);
+// A bond port's mode, hash and members (`bond show`, `port show`).
+nlohmann::json BondJson(const BondState& bond);
 
 // stats' "fdb" object: table sizes and learning totals.
 nlohmann::json FdbStatsJson(const BridgeSnapshot& snap);

@@ -223,6 +223,7 @@ std::vector<PortSnapshot> PortSlots::Snapshot() const {
     ps.totals[RxDrop::kRxError] = device.errors;
     ps.totals[RxDrop::kNoMbuf] = device.no_mbuf;
     ps.queue_stats = port.QueueStats();
+    ps.bond = port.Bond();
     if (port_pools_[p] != nullptr) {
       ps.quota = port_pools_[p]->size;
       ps.buffers_in_use = rte_mempool_in_use_count(port_pools_[p]);

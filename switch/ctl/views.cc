@@ -209,6 +209,32 @@ void PrintMirrorTable(const json& answer) {
   PrintTable(rows);
 }
 
+// `bond show`: PORT MODE MEMBER LINK ACTIVE then, in 802.3ad, ACTOR PARTNER (LACP state
+// bytes) and PARTNER-SYSTEM.
+void PrintBondTable(const json& answer) {
+  std::vector<std::vector<std::string>> rows = {
+      {"PORT", "MODE", "MEMBER", "LINK", "ACTIVE", "ACTOR", "PARTNER", "PARTNER-SYSTEM"}};
+  for (const json& b : answer["bonds"]) {
+    const std::string mode = b.contains("hash") ? absl::StrCat(Text(b["mode"]), "/", Text(b["hash"]))
+                                                : Text(b["mode"]);
+    for (const json& m : b["members"]) {
+      std::vector<std::string> row = {b["port"], mode, m["device"],
+                                      m["up"].get<bool>() ? "up" : "down",
+                                      m["active"].get<bool>() ? "yes" : "no"};
+      if (m.contains("lacp")) {
+        const json& l = m["lacp"];
+        row.push_back(absl::StrFormat("0x%02x", l["actor_state"].get<int>()));
+        row.push_back(absl::StrFormat("0x%02x", l["partner_state"].get<int>()));
+        row.push_back(l["partner_system"]);
+      } else {
+        row.insert(row.end(), {"-", "-", "-"});
+      }
+      rows.push_back(row);
+    }
+  }
+  PrintTable(rows);
+}
+
 // VLAN GROUP MAC MEMBERS (port:seconds left), then the router ports; or that snooping is
 // off.
 void PrintMcastTable(const json& answer) {
@@ -266,6 +292,8 @@ void Render(View view, const json& answer) {
       return PrintMirrorTable(answer);
     case View::kMcastTable:
       return PrintMcastTable(answer);
+    case View::kBondTable:
+      return PrintBondTable(answer);
     case View::kConfigText:
       std::fputs(answer["config"].get<std::string>().c_str(), stdout);
       return;

@@ -46,8 +46,8 @@ struct DatapathPort {
   bool tx_prepare = false;
   // Received chains need their pkt_len summed again (ports/memif/memif_fixups.h).
   bool recount_chains = false;
-  // Sent frames are freed only by the port's next transmit call (see reclaim_tx below).
-  bool reclaim_tx = false;
+  // It needs a transmit call every round (see tx_each_round below).
+  bool tx_each_round = false;
   // Its frames can wait in a kernel's or NIC's queue (see rx_backpressure below).
   bool rx_backpressure = false;
   // It reports no link change: workers read its link while it is down (link_polled below).
@@ -158,10 +158,11 @@ struct RxQueueRef {
 struct PortTable {
   std::array<DatapathPort, kMaxPorts> ports{};
   uint64_t present = 0;     // bit p set while slot p holds a port
-  // Bit p set for a port whose sent frames are freed only by its next transmit call
-  // (DatapathFlags::reclaim_tx: memif zero-copy): workers make an empty one every round
-  // (see Forwarder::ReclaimTx). Derived from the ports by Seal.
-  uint64_t reclaim_tx = 0;
+  // Bit p set for a port that needs a transmit call every round (DatapathFlags::
+  // tx_each_round: memif zero-copy frees sent frames only then, an 802.3ad bond sends its
+  // LACPDUs from it): workers make an empty one (Forwarder::TxEachRound). Derived from
+  // the ports by Seal.
+  uint64_t tx_each_round = 0;
   // Bit p set for a port whose frames can wait in a kernel's or NIC's queue
   // (DatapathFlags::rx_backpressure): while a destination's queue is full, a worker parks
   // the frames of such a port it could not send and stops polling the port until they
@@ -229,10 +230,10 @@ struct PortTable {
   // After Configure: the mirror sessions' ports too (a session's ports that are gone
   // from the table are left out).
   void Seal() {
-    reclaim_tx = rx_backpressure = link_polled = 0;
+    tx_each_round = rx_backpressure = link_polled = 0;
     for (size_t p = 0; p < kMaxPorts; ++p) {
       if (!((present >> p) & 1)) continue;
-      if (ports[p].reclaim_tx) reclaim_tx |= uint64_t{1} << p;
+      if (ports[p].tx_each_round) tx_each_round |= uint64_t{1} << p;
       if (ports[p].rx_backpressure) rx_backpressure |= uint64_t{1} << p;
       if (ports[p].link_polled) link_polled |= uint64_t{1} << p;
     }

@@ -105,10 +105,10 @@ class Forwarder {
   void FlushExpired(uint64_t now);
   // Sends everything waiting.
   void FlushAll();
-  // Lets the ports in the table's reclaim_tx free what their peers have taken: DPDK
-  // 22.11's memif zero-copy transmit frees sent frames only when called again, and
-  // whatever it still holds when the peer goes is lost to its pool.
-  void ReclaimTx();
+  // An empty transmit call for the ports in the table's tx_each_round: DPDK 22.11's memif
+  // zero-copy transmit frees sent frames only when called again (whatever it still holds
+  // when the peer goes is lost to its pool); an 802.3ad bond sends its LACPDUs from it.
+  void TxEachRound();
   bool HasPending() const { return pending_ != 0; }
 
   // Backpressure for kernel and NIC ports (PortTable::rx_backpressure). Frames of such a

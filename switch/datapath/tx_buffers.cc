@@ -49,8 +49,8 @@ void Forwarder::FlushExpired(uint64_t now) {
   FlushMirrorCopies();  // what those flushes copied for analysers
 }
 
-void Forwarder::ReclaimTx() {
-  ForEachBit(table_->reclaim_tx & LoadUpMask(), [&](uint16_t p) {
+void Forwarder::TxEachRound() {
+  ForEachBit(table_->tx_each_round & LoadUpMask(), [&](uint16_t p) {
     const DatapathPort& dp = table_->ports[p];
     const uint16_t queue = TxQueue(dp);
     rte_spinlock_t* lock = TxLock(p, dp, queue);

@@ -121,7 +121,7 @@ uint32_t Worker::Round(const PortTable& table, uint64_t& now, uint64_t& busy) {
     polled = done;
   }
   if (received != 0) counters_[CoreCounter::kPackets].Add(received);
-  if (table.reclaim_tx != 0) forwarder_.ReclaimTx();
+  if (table.tx_each_round != 0) forwarder_.TxEachRound();
   now = rte_rdtsc();
   if (flushes_by_time_ && forwarder_.HasPending()) forwarder_.FlushExpired(now);
   if (forwarder_.HasParked()) forwarder_.OfferParked(now);

@@ -27,6 +27,7 @@ enum class CommandId : uint8_t {
   kVxlanShow, kVxlanAdd, kVxlanDel,
   kMirrorShow, kMirrorAdd, kMirrorDel,
   kMcastShow,
+  kBondShow,
   kCapture, kCaptureStart, kCaptureStatus, kCaptureStop,
   kConfigShow, kConfigSave,
   kHelp,
@@ -48,6 +49,7 @@ enum class View : uint8_t {
   kVxlanTable,   // per tunnel, then its VTEPs; per uplink, decapsulation drops
   kMirrorTable,  // per mirror session: what it copies, where, frames copied
   kMcastTable,   // per snooped group its member ports; the router ports
+  kBondTable,    // per bond member: link, carrying traffic, LACP states and partner
   kConfigText,   // the configuration file's text
   kSaved,        // saved PATH
   kCaptureState, // a capture is running / no capture is running
@@ -148,6 +150,9 @@ inline constexpr Command kCommands[] = {
     {CommandId::kMcastShow, "mcast show", "[--vlan V]",
      "IGMP/MLD snooping: groups and the ports that joined them, router ports",
      0, 0, kVlanOption, false, View::kMcastTable, RunsIn::kDaemon},
+    {CommandId::kBondShow, "bond show", "",
+     "bonded uplinks (type=bond): mode, members, which carry traffic, LACP partner",
+     0, 0, kNoOption, false, View::kBondTable, RunsIn::kDaemon},
     {CommandId::kCapture, "capture",
      "PORT [--count N] [--direction rx|tx|both] -w FILE [--timeout S]",
      "write a port's frames into a pcapng file (opened by hvswitchctl, with your rights)",

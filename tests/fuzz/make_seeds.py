@@ -56,6 +56,8 @@ PORTS = [
     "mem1,type=memif,path=/run/hvswitch/memif.sock,id=7",
     "m2,type=memif,path=/run/m2.sock,client=1,zero_copy=1,quota=4096",
     "uplink,type=dpdk,queues=2,devargs=net_tap0,iface=hvs0",
+    "bond0,type=bond,mode=802.3ad,hash=l34,queues=2,members=0000:03:00.0;net_af_packet_b,iface=e1",
+    "bond1,type=bond,members=net_null_a;net_null_b",
     "t,type=memif,path=/t,trunk=10,20-22,native=5,lock=1,mtu=9000",
     "a,type=vhost-user,path=/a,vlan=10,learn_limit=16,mac=02:00:00:00:00:01,02:00:00:00:00:02",
     "slow,type=vhost-user,path=/run/slow.sock,tx_retries=32",

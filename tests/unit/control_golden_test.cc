@@ -204,7 +204,7 @@ TEST_F(ControlGoldenTest, PortCommands) {
       {"port add x vhost-user path=$DIR/x.sock",
        R"j({"error":"exists","ok":false})j"},
       {"port add z bogus",
-       R"j({"error":"port 'z': unknown type 'bogus' (expected vhost-user, memif, host, netdev, dpdk or vxlan)",)j"
+       R"j({"error":"port 'z': unknown type 'bogus' (expected vhost-user, memif, host, netdev, dpdk, bond or vxlan)",)j"
        R"j("ok":false})j"},
       {"port add p,type=dpdk,devargs=net_pcap0,tx_pcap=/etc/shadow",
        R"j({"denied":true,"error":"permission denied: type=dpdk ports (devices) need root; the )j"
@@ -514,7 +514,7 @@ TEST_F(ControlGoldenTest, OtherRequests) {
        R"j( add VNI,vlan=N,uplink=PORT,local=)j"
        R"j(IP[,remote=IP...] | vxlan del VNI | mirror show | mirror add NAME --from PORT[,PORT)j"
        R"j(...] --to PORT [--direction rx|tx|both] [--vlan V] | mirror del NAME | mcast show [)j"
-       R"j(--vlan V] | capture PORT )j"
+       R"j(--vlan V] | bond show | capture PORT )j"
        R"j([--count N] [--direction rx|tx|both)j"
        R"j(] -w FILE [--timeout S] | capture status | capture stop | config show | config save )j"
        R"j([FILE] | help [COMMAND]","ok":false})j"},

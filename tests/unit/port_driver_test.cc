@@ -30,11 +30,11 @@ std::vector<std::string> TypeNames() {
   return names;
 }
 
-// The order is the one help and errors list ("vhost-user, memif, host, netdev, dpdk or
-// vxlan").
+// The order is the one help and errors list ("vhost-user, memif, host, netdev, dpdk, bond
+// or vxlan").
 TEST(PortDriverTest, RegistryOrderAndLookup) {
   EXPECT_THAT(TypeNames(),
-              ElementsAre("vhost-user", "memif", "host", "netdev", "dpdk", "vxlan"));
+              ElementsAre("vhost-user", "memif", "host", "netdev", "dpdk", "bond", "vxlan"));
   for (const PortDriver* driver : PortDrivers()) {
     EXPECT_EQ(FindPortDriver(driver->type()), driver);
   }
@@ -84,6 +84,11 @@ TEST(PortDriverTest, ToStringReadsBackForEachDriver) {
       {"dpdk",
        {"d,type=dpdk,devargs=net_null0", "d,type=dpdk,mtu=9000,queues=4,devargs=0000:03:00.0",
         "d,type=dpdk,lock=1,devargs=net_tap0,iface=x,path=/y"}},
+      {"bond",
+       {"b,type=bond,members=net_null_a;net_null_b",
+        "b,type=bond,mode=802.3ad,hash=l34,mtu=9000,queues=2,"
+        "members=net_af_packet_a,iface=veth0;net_af_packet_b,iface=veth1",
+        "b,type=bond,mode=balance-xor,members=0000:03:00.0;0000:03:00.1;net_tap_c,iface=t"}},
       {"vxlan",
        {"x,type=vxlan,vni=100,uplink=u,local=10.0.0.1,vlan=10",
         "x,type=vxlan,vni=16777215,uplink=up,local=192.0.2.1,remote=192.0.2.2,192.0.2.3,"
@@ -120,6 +125,50 @@ TEST(PortDriverTest, VxlanDevargsAndSugar) {
   EXPECT_THAT(keys.remotes, ElementsAre(inet_addr("10.0.0.2"), inet_addr("10.0.0.3")));
   EXPECT_EQ(keys.udp_port, 4789);
   EXPECT_FALSE(keys.evpn);
+}
+
+// A bond's members are probed first and named to net_bonding by their ethdev names; PCI
+// members join the EAL's allow-list; 802.3ad needs a transmit call every round (its
+// LACPDUs wait for one).
+TEST(PortDriverTest, BondDevargsMembersAndFlags) {
+  const PortSpec lacp = *ParsePortSpec(
+      "up,type=bond,mode=802.3ad,hash=l34,members=net_af_packet_a,iface=v0;03:00.1");
+  EXPECT_EQ(PortDevargs(lacp, 2),
+            "net_bonding_hvs2,mode=4,xmit_policy=l34,slave=net_af_packet_a,slave=0000:03:00.1");
+  EXPECT_THAT(lacp.driver->MemberDevargs(lacp),
+              ElementsAre("net_af_packet_a,iface=v0", "03:00.1"));
+  EalNeeds needs;
+  const PortSpec* mine[] = {&lacp};
+  lacp.driver->AddEalNeeds(mine, needs);
+  EXPECT_THAT(needs.pci_allow, ElementsAre("03:00.1"));
+  EXPECT_TRUE(lacp.driver->Flags(lacp, {}).tx_each_round);
+  EXPECT_TRUE(lacp.driver->Flags(lacp, {}).rx_backpressure);
+  EXPECT_EQ(lacp.driver->role(), PortRole::kDevice);
+  EXPECT_TRUE(lacp.driver->Traits(lacp).root_only.has_value());
+
+  const PortSpec backup = *ParsePortSpec("up,type=bond,members=net_null_a;net_null_b");
+  EXPECT_EQ(PortDevargs(backup, 0), "net_bonding_hvs0,mode=1,slave=net_null_a,slave=net_null_b");
+  EXPECT_FALSE(backup.driver->Flags(backup, {}).tx_each_round);
+  const PortSpec xor_hash = *ParsePortSpec("up,type=bond,mode=balance-xor,members=a0;b0");
+  EXPECT_EQ(PortDevargs(xor_hash, 1), "net_bonding_hvs1,mode=2,xmit_policy=l2,slave=a0,slave=b0");
+}
+
+TEST(PortDriverTest, BondSpecErrors) {
+  for (const auto& [text, error] : std::vector<std::pair<std::string, std::string>>{
+           {"b,type=bond", "missing members="},
+           {"b,type=bond,members=net_null_a", "2 to 8 members"},
+           {"b,type=bond,members=a;b;c;d;e;f;g;h;i", "2 to 8 members"},
+           {"b,type=bond,members=net_null_a;net_null_a,size=64", "given twice"},
+           {"b,type=bond,members=a;", "an empty member"},
+           {"b,type=bond,mode=lacp,members=a;b", "mode must be active-backup, 802.3ad, "
+                                                  "balance-xor"},
+           {"b,type=bond,mode=802.3ad,hash=l4,members=a;b", "hash must be l2, l23, l34"},
+           {"b,type=bond,hash=l34,members=a;b", "hash= does not apply to mode=active-backup"},
+       }) {
+    const absl::StatusOr<PortSpec> spec = ParsePortSpec(text);
+    ASSERT_FALSE(spec.ok()) << text;
+    EXPECT_THAT(spec.status().message(), HasSubstr(error)) << text;
+  }
 }
 
 TEST(PortDriverTest, VxlanSpecErrors) {
@@ -164,6 +213,13 @@ TEST(PortDriverTest, VhostUserDevargs) {
             "net_vhost0,iface=/r/v.sock,queues=1,client=0,legacy-ol-flags=0,tso=1");
   EXPECT_EQ(PortDevargs(*ParsePortSpec("v,type=vhost-user,path=/r/v.sock,client=1,queues=4"), 7),
             "net_vhost7,iface=/r/v.sock,queues=4,client=1,legacy-ol-flags=0,tso=1");
+  // Live migration's options, asked of the vhost library.
+  EXPECT_EQ(PortDevargs(*ParsePortSpec("v,type=vhost-user,path=/r/v.sock,postcopy=1,iommu=1"), 1),
+            "net_vhost1,iface=/r/v.sock,queues=1,client=0,legacy-ol-flags=0,tso=1,"
+            "postcopy-support=1,iommu-support=1");
+  EXPECT_EQ(PortDevargs(*ParsePortSpec("v,type=vhost-user,path=/r/v.sock,postcopy=0,iommu=0"), 1),
+            "net_vhost1,iface=/r/v.sock,queues=1,client=0,legacy-ol-flags=0,tso=1");
+  EXPECT_FALSE(ParsePortSpec("v,type=vhost-user,path=/r/v.sock,postcopy=2").ok());
 }
 
 // Queues, traits, reconnecting and data-path flags: what Port and the bridge ask.
@@ -186,7 +242,7 @@ TEST(PortDriverTest, WhatEachTypeDecidesWithoutADevice) {
   EXPECT_FALSE(memif.Traits().owns_socket);
   EXPECT_TRUE(memif.Traits().root_only.has_value());
   const DatapathFlags zero_copy = memif.driver->Flags(memif, {});
-  EXPECT_TRUE(zero_copy.recount_chains && zero_copy.reclaim_tx);
+  EXPECT_TRUE(zero_copy.recount_chains && zero_copy.tx_each_round);
   const ReconnectPolicy reconnect = memif.driver->Reconnect(memif);
   EXPECT_TRUE(reconnect.enabled);
   EXPECT_EQ(reconnect.After(false), std::chrono::seconds(1));
@@ -194,7 +250,7 @@ TEST(PortDriverTest, WhatEachTypeDecidesWithoutADevice) {
   EXPECT_EQ(reconnect.waiting, "no memif server at /r/m.sock");
   const PortSpec server = *ParsePortSpec("m,type=memif,path=/r/m.sock");
   EXPECT_FALSE(server.driver->Reconnect(server).enabled);
-  EXPECT_FALSE(server.driver->Flags(server, {}).reclaim_tx);
+  EXPECT_FALSE(server.driver->Flags(server, {}).tx_each_round);
   EXPECT_FALSE(server.Traits().root_only.has_value());
 
   const PortSpec nic = *ParsePortSpec("n,type=dpdk,queues=3,devargs=net_tap0,iface=x");

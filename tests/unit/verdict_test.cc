@@ -149,12 +149,12 @@ TEST(PortTableTest, EmptySlotsCarryNothing) {
   PortTable table;
   table.Configure({&plain, nullptr, &access, nullptr, &trunk});
   // What its opener finds in the trunk's device (a memif zero-copy port's flag).
-  table.ports[4].reclaim_tx = true;
-  table.ports[3].reclaim_tx = true;  // an empty slot's leftover counts for nothing
+  table.ports[4].tx_each_round = true;
+  table.ports[3].tx_each_round = true;  // an empty slot's leftover counts for nothing
   table.ports[2].rx_backpressure = table.ports[1].rx_backpressure = true;
   table.Seal();
   EXPECT_EQ(table.present, 0b10101u);
-  EXPECT_EQ(table.reclaim_tx, 0b10000u);
+  EXPECT_EQ(table.tx_each_round, 0b10000u);
   EXPECT_EQ(table.rx_backpressure, 0b100u);
   EXPECT_EQ(table.min_mtu, 1500);  // the trunk's default, not an empty slot's
   for (uint16_t empty : {1, 3, 5, 63}) {

@@ -2,6 +2,7 @@
 // the control loop on the main thread until SIGINT/SIGTERM. The loop sleeps until
 // something needs it (Wakeup): a link event, a worker's learn request, an hvswitchctl
 // connection, a signal, or the bridge's next periodic job.
+#include <grp.h>
 #include <poll.h>
 #include <sched.h>
 #include <sys/stat.h>
@@ -124,6 +125,7 @@ int RunSwitch(const DaemonOptions& options, const EalPlan& plan) {
   config.idle = options.idle;
   config.idle_max_us = options.idle_max_us;
   config.idle_max_us_given = options.idle_max_us_given;
+  config.socket_group = options.socket_group;
   absl::StatusOr<std::unique_ptr<Bridge>> bridge = Bridge::Create(config);
   if (!bridge.ok()) {
     Log("%s", bridge.status().message());
@@ -220,6 +222,21 @@ int Main(int argc, char** argv) {
     // system's (/run) or the operator's.
     if (mkdir(options->runtime_dir.c_str(), 0755) != 0 && errno != EEXIST) {
       Log("cannot create runtime directory %s: %s", options->runtime_dir, strerror(errno));
+      return 1;
+    }
+  }
+  // Where QEMU, not root under libvirt, creates the sockets of client=1 ports: the
+  // runtime directory itself stays root's.
+  if (!options->socket_group.empty()) {
+    const std::string qemu_dir = options->runtime_dir + "/qemu";
+    const struct group* g = getgrnam(options->socket_group.c_str());
+    if (g == nullptr) {
+      Log("--socket_group: no group '%s'", options->socket_group);
+      return 1;
+    }
+    if ((mkdir(qemu_dir.c_str(), 0770) != 0 && errno != EEXIST) ||
+        chown(qemu_dir.c_str(), 0, g->gr_gid) != 0 || chmod(qemu_dir.c_str(), 0770) != 0) {
+      Log("cannot create %s for --socket_group: %s", qemu_dir, strerror(errno));
       return 1;
     }
   }

@@ -72,6 +72,8 @@ struct BridgeConfig {
   // IGMP/MLD snooping (McastSnooping); its memberships' and routers' lifetime.
   bool mcast_snooping = false;
   uint32_t mcast_aging = kDefaultMcastAging;
+  // The group of the guest sockets hvswitch creates (0660); empty: root's.
+  std::string socket_group;
 };
 
 class Bridge : public BridgeControl {

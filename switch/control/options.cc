@@ -171,6 +171,8 @@ struct Parser {
       options.ctl_socket = std::string(value);
     } else if (key == "ctl_group") {
       options.ctl_group = std::string(value);
+    } else if (key == "socket_group") {
+      options.socket_group = std::string(value);
     } else if (key == "save_config") {
       options.save_config = std::string(value);
     } else if (key == "runtime_dir") {
@@ -407,6 +409,9 @@ std::string ConfigText(const DaemonOptions& options) {
   absl::StrAppend(&out, "ctl_socket=", options.ctl_socket.empty() ? "none" : options.ctl_socket,
                   "\n");
   if (!options.ctl_group.empty()) absl::StrAppend(&out, "ctl_group=", options.ctl_group, "\n");
+  if (!options.socket_group.empty()) {
+    absl::StrAppend(&out, "socket_group=", options.socket_group, "\n");
+  }
   if (!options.save_config.empty()) {
     absl::StrAppend(&out, "save_config=", options.save_config, "\n");
   }
@@ -465,6 +470,10 @@ std::string UsageText() {
                           (default /run/hvswitch)
   --ctl_socket=PATH|none  hvswitchctl's socket (default RUNTIME_DIR/hvswitch.ctl)
   --ctl_group=GROUP       a group whose members may use hvswitchctl (default: root only)
+  --socket_group=GROUP    the group of the guest sockets hvswitch creates (mode 0660) and
+                          of RUNTIME_DIR/qemu (0770), where QEMU creates the sockets of
+                          client=1 ports: libvirt-qemu for guests started by libvirt
+                          (default: root only)
   --save_config=FILE      write the configuration to FILE after every hvswitchctl change
                           (port add/del, fdb add/del); start again with --config=FILE
   --fdb_capacity=N        MAC table entries (default 65536)

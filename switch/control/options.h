@@ -34,6 +34,10 @@ struct DaemonOptions {
   // --ctl_socket=none) and the group that may use it besides root.
   std::string ctl_socket;
   std::string ctl_group;
+  // The group given the guest sockets hvswitch creates (mode 0660) and the folder
+  // <runtime_dir>/qemu (0770) where QEMU creates those of client=1 ports: QEMU under
+  // libvirt runs as libvirt-qemu, not root. Empty: root only.
+  std::string socket_group;
   // Where the daemon writes its configuration after every change made with hvswitchctl
   // (ports, static MACs), and where `config save` writes by default; empty: nowhere, and
   // `config save` writes <runtime_dir>/hvswitch.conf.

@@ -4,6 +4,11 @@
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <algorithm>
 #include <mutex>
@@ -86,6 +91,9 @@ absl::StatusOr<int> PortSlots::Open(const PortSpec& spec, bool workers_running) 
   absl::StatusOr<std::unique_ptr<Port>> port =
       Port::Open(spec, static_cast<int>(next_device_++), queues,
                  *pool != nullptr ? *pool : pool_);
+  if (port.ok()) {
+    if (absl::Status given = GiveSocket(spec); !given.ok()) port = given;  // closes it
+  }
   if (!port.ok()) {
     if (*pool != nullptr) rte_mempool_free(*pool);
     return port.status();
@@ -96,6 +104,19 @@ absl::StatusOr<int> PortSlots::Open(const PortSpec& spec, bool workers_running) 
   ports_[*slot] = *std::move(port);
   port_pools_[*slot] = *pool;
   return *slot;
+}
+
+// The socket the device just created (bound when it started), for QEMU's group.
+absl::Status PortSlots::GiveSocket(const PortSpec& spec) const {
+  const PortTraits traits = spec.Traits();
+  if (!socket_gid_ || !traits.owns_socket || !traits.socket) return absl::OkStatus();
+  if (chown(traits.socket->c_str(), static_cast<uid_t>(-1), *socket_gid_) != 0 ||
+      chmod(traits.socket->c_str(), 0660) != 0) {
+    return absl::InternalError(absl::StrCat("port '", spec.name, "': cannot give socket ",
+                                            *traits.socket, " to --socket_group: ",
+                                            strerror(errno)));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<int> PortSlots::FreeSlot(const PortSpec& spec) const {

@@ -42,6 +42,9 @@ class PortSlots {
   // Devices opened from now on are configured for receive interrupts where they have them
   // (--idle=interrupt).
   void set_rx_interrupts(bool on) { rx_interrupts_ = on; }
+  // The guest sockets hvswitch creates from now on are given to `gid`, mode 0660
+  // (--socket_group).
+  void set_socket_group(gid_t gid) { socket_gid_ = gid; }
 
   // The pool of the ports without a quota: `mbufs` buffers, or when 0 enough for the
   // rings of `startup_ports` and the workers.
@@ -77,6 +80,7 @@ class PortSlots {
 
  private:
   absl::StatusOr<int> FreeSlot(const PortSpec& spec) const;
+  absl::Status GiveSocket(const PortSpec& spec) const;
   absl::StatusOr<rte_mempool*> CreatePortPool(const PortSpec& spec, const PortQueues& queues);
   // Frees a removed port's pool, or keeps it until its buffers are back (frames it held
   // may still sit in a NIC's transmit ring).
@@ -84,6 +88,7 @@ class PortSlots {
 
   const uint16_t nb_workers_, rx_descriptors_, tx_descriptors_;
   bool rx_interrupts_ = false;
+  std::optional<gid_t> socket_gid_;
   const std::function<PortTotals(int slot)> sums_;
   rte_mempool* pool_ = nullptr;
   // Snapshot reads the slots from another thread. A pthread lock, not absl::Mutex:

@@ -29,7 +29,7 @@ using hvswitch::PortSpec;
 // Adding a field to PortSpec or DaemonOptions changes these sizes: compare the new field in
 // SamePort / SameOptions below, then update the size.
 static_assert(sizeof(PortSpec) == 256, "PortSpec changed: compare its new field in SamePort");
-static_assert(sizeof(DaemonOptions) == 352,
+static_assert(sizeof(DaemonOptions) == 384,
               "DaemonOptions changed: compare its new field in SameOptions");
 
 [[noreturn]] void Broken(const char* what, const std::string& detail) {
@@ -67,6 +67,7 @@ bool SameOptions(const DaemonOptions& a, const DaemonOptions& b) {
          a.metrics_address == b.metrics_address &&
          a.eal_args == b.eal_args && a.runtime_dir == b.runtime_dir &&
          a.ctl_socket == b.ctl_socket && a.ctl_group == b.ctl_group &&
+         a.socket_group == b.socket_group &&
          a.save_config == b.save_config && a.fdb_capacity == b.fdb_capacity &&
          a.fdb_aging_seconds == b.fdb_aging_seconds && a.burst == b.burst &&
          a.rx_descriptors == b.rx_descriptors && a.tx_descriptors == b.tx_descriptors &&

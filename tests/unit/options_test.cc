@@ -62,7 +62,8 @@ TEST(OptionsTest, ConfigTextReadsBackAsTheSameOptions) {
        "--fdb_static=a,02:00:00:00:00:09,vlan=3", "--lcores=1,3",
        "--mirror=m1,from=a,t,to=n,direction=rx,vlan=7", "--mirror=m2,from=t,to=a",
        "--metrics_address=none", "--eal=--no-huge -m 512", "--runtime_dir=/tmp/r",
-       "--ctl_group=kvm", "--save_config=/var/lib/h.conf", "--fdb_capacity=1024", "--fdb_aging=0", "--burst=64",
+       "--ctl_group=kvm", "--socket_group=libvirt-qemu", "--save_config=/var/lib/h.conf",
+       "--fdb_capacity=1024", "--fdb_aging=0", "--burst=64",
        "--rx_descriptors=512", "--tx_descriptors=2048", "--mbufs=9000", "--tx_flush_us=50",
        "--mcast_snooping=1", "--mcast_aging=30"});
   ASSERT_TRUE(o.ok()) << o.status();
@@ -87,6 +88,7 @@ TEST(OptionsTest, ConfigTextReadsBackAsTheSameOptions) {
   EXPECT_EQ(back->runtime_dir, "/tmp/r");
   EXPECT_EQ(back->ctl_socket, "/tmp/r/hvswitch.ctl");
   EXPECT_EQ(back->ctl_group, "kvm");
+  EXPECT_EQ(back->socket_group, "libvirt-qemu");
   EXPECT_EQ(back->save_config, "/var/lib/h.conf");
   EXPECT_EQ(back->fdb_capacity, 1024u);
   EXPECT_EQ(back->fdb_aging_seconds, 0u);

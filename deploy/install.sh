@@ -35,6 +35,8 @@ packages=(g++ meson ninja-build pkg-config python3 curl iproute2 procps coreutil
           # multi-host tests (tests/e2e/test_vxlan.py): FRR's bgpd/zebra for EVPN, the
           # kernel's VXLAN as a peer (iproute2), Open vSwitch's userspace tunnels
           frr
+          # life on a real host (tests/e2e/test_libvirt.py): libvirt starting the guests
+          libvirt-daemon-system libvirt-clients
           # installing it (deploy/meson.build, deploy/package.sh, tests/deploy/): man pages
           # from --help, the Debian package and its test on a fresh Debian 12 root
           help2man dpkg-dev debhelper fakeroot lintian debootstrap

@@ -66,14 +66,17 @@ absl::Status Port::Start(const std::string& devargs, rte_mempool* pool) {
   status = ConfigureDevice(conf, pool);
   if (!status.ok()) return status;
   status = SetUpQueues(conf, pool);
+  std::optional<std::string> fallback;
+  if (!status.ok() && (fallback = driver_.Unprepare(spec_, eth_port_))) {
+    setup_.note = *fallback;
+    status = SetUpQueues(conf, pool);
+  }
   if (!status.ok()) return status;
   driver_.BeforeStart(spec_);
   int rc = rte_eth_dev_start(eth_port_);
-  if (rc != 0) {
-    if (std::optional<std::string> note = driver_.Unprepare(spec_, eth_port_)) {
-      setup_.note = *note;
-      rc = rte_eth_dev_start(eth_port_);
-    }
+  if (rc != 0 && !fallback && (fallback = driver_.Unprepare(spec_, eth_port_))) {
+    setup_.note = *fallback;
+    rc = rte_eth_dev_start(eth_port_);
   }
   if (rc != 0 && conf.intr_conf.rxq) {
     // A device whose interrupts cannot be set up (a NIC under a driver without them) is
@@ -195,7 +198,14 @@ absl::Status Port::ConfigureDevice(rte_eth_conf& conf, rte_mempool* pool) {
     // guest picks its queues itself.
     conf.rx_adv_conf.rss_conf.rss_hf =
         info.flow_type_rss_offloads & (RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP | RTE_ETH_RSS_UDP);
-    if (conf.rx_adv_conf.rss_conf.rss_hf != 0) conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+    if (conf.rx_adv_conf.rss_conf.rss_hf != 0) {
+      conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+    } else if (setup_.rss_required) {
+      // Its other queues would stay empty (or get what some other steering chooses).
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "port '%s': queues=%d needs receive-side scaling, and device %s hashes no IP, TCP "
+          "or UDP flows: give it queues=1", spec_.name, queues_.nb_rxq, info.driver_name));
+    }
   }
   return absl::OkStatus();
 }

@@ -80,6 +80,9 @@ struct DeviceSetup {
   bool rx_offload = false;  // Rx checksum offload: guests' requests stay in the frames
   PeerOffloads nic;         // what the device finishes itself in frames sent to it
   bool peer_ring = false;   // its queues are another process's ring (a guest, a switch)
+  // More than one receive queue only where the device spreads flows itself (RSS: a NIC);
+  // a guest's or a kernel's queues are filled by whoever writes them.
+  bool rss_required = false;
   std::string caveat;       // a known flaw of the device, logged when the port opens
   std::string note;         // how Prepare set the device up, logged when the port opens
 };
@@ -152,9 +155,9 @@ class PortDriver {
   virtual std::string Prepare(const PortSpec& /*spec*/, uint16_t /*eth_port*/) const {
     return {};
   }
-  // After a start failed: undoes what Prepare set up that the device could not start
-  // with (dedicated queues some member lacks) and gives the note that replaces Prepare's;
-  // nullopt when there is nothing to undo.
+  // After the device's configuration or start failed: undoes what Prepare set up that
+  // the device could not take (dedicated queues some member lacks) and gives the note that
+  // replaces Prepare's; nullopt when there is nothing to undo.
   virtual std::optional<std::string> Unprepare(const PortSpec& /*spec*/,
                                                uint16_t /*eth_port*/) const {
     return std::nullopt;

@@ -183,8 +183,9 @@ class Driver final : public PortDriver {
     }
     return std::string(kSharedQueues);
   }
-  // The library's check at enable time does not try the members' flow rules; their start
-  // does.
+  // The library's check at enable time looks at no member (they join when the bond
+  // starts): their configuration (a second queue pair) or their start (the flow rules)
+  // finds out.
   std::optional<std::string> Unprepare(const PortSpec& spec, uint16_t eth_port) const override {
     if (!Lacp(spec) || rte_eth_bond_8023ad_dedicated_queues_disable(eth_port) != 0) {
       return std::nullopt;
@@ -195,6 +196,7 @@ class Driver final : public PortDriver {
   DeviceSetup Configure(const PortSpec& spec, const rte_eth_dev_info& info,
                         rte_eth_conf& conf) const override {
     DeviceSetup setup = NicOffloadSetup(info, conf);
+    setup.rss_required = true;
     for (const std::string& member : Members(spec)) {
       uint16_t id = 0;
       rte_eth_dev_info member_info{};
@@ -202,8 +204,14 @@ class Driver final : public PortDriver {
           rte_eth_dev_info_get(id, &member_info) != 0) {
         continue;
       }
-      const absl::string_view caveat = DeviceCaveat(member_info.driver_name);
-      if (!caveat.empty()) setup.caveat = absl::StrCat("members: ", caveat);
+      // net_af_packet's link is up from its start to its stop, whatever the interface's.
+      if (absl::string_view(member_info.driver_name) == "net_af_packet") {
+        setup.caveat = absl::StrCat(
+            "net_af_packet members report no link change (the bond fails over only when "
+            "LACP times out, never in active-backup or balance-xor): use "
+            "net_hvs_packet_NAME,iface=IFACE members instead; ",
+            DeviceCaveat(member_info.driver_name));
+      }
     }
     return setup;
   }

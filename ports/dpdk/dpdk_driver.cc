@@ -108,6 +108,7 @@ class Driver final : public PortDriver {
                         rte_eth_conf& conf) const override {
     DeviceSetup setup = NicOffloadSetup(info, conf);
     setup.peer_ring = PeerRing(info.driver_name);
+    setup.rss_required = !setup.peer_ring;
     setup.caveat = std::string(DeviceCaveat(info.driver_name));
     return setup;
   }

@@ -666,6 +666,11 @@ int MtuSet(rte_eth_dev* dev, uint16_t mtu) {
 // packet sockets made their interface promiscuous when they opened.
 int Accept(rte_eth_dev*) { return 0; }
 
+// A bond (type=bond) gives its members its own MAC. The kernel interface keeps its
+// address, as type=netdev promises: the sockets are promiscuous and every frame carries
+// its source, so the address is only what ethdev reports (and LACPDUs are sent from).
+int SetMac(rte_eth_dev*, rte_ether_addr*) { return 0; }
+
 const eth_dev_ops kOps = [] {
   eth_dev_ops ops{};
   ops.dev_configure = Configure;
@@ -678,6 +683,7 @@ const eth_dev_ops kOps = [] {
   ops.promiscuous_disable = Accept;
   ops.allmulticast_enable = Accept;
   ops.allmulticast_disable = Accept;
+  ops.mac_addr_set = SetMac;
   ops.stats_get = StatsGet;
   ops.xstats_get = XstatsGet;
   ops.xstats_get_names = XstatsGetNames;

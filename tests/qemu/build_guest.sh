@@ -8,23 +8,15 @@ set -euo pipefail
 out=$(realpath -m "${1:-$(dirname "$0")/../../build/qemu-guest}")
 cd "$(dirname "$0")/../.."
 # Built again when this script or the guest's init change.
-stamp=$(cat tests/qemu/build_guest.sh tests/qemu/init | sha256sum | cut -d' ' -f1)
+stamp=$(cat tests/qemu/build_guest.sh tests/qemu/debian_kernel.sh tests/qemu/init | sha256sum | cut -d' ' -f1)
 [ -f "$out/vmlinuz" ] && [ -f "$out/initrd.gz" ] && [ "$(cat "$out/stamp" 2>/dev/null)" = "$stamp" ] && exit 0
 mkdir -p "$out"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 # The kernel: the package linux-image-amd64 points at.
-image=$(apt-cache depends linux-image-amd64 | awk '/Depends: linux-image-[0-9]/ {print $2; exit}')
-if [ -z "$image" ]; then
-  apt-get update -qq
-  image=$(apt-cache depends linux-image-amd64 | awk '/Depends: linux-image-[0-9]/ {print $2; exit}')
-fi
-(cd "$work" && apt-get download -qq "$image" >/dev/null 2>&1 ||
-   { apt-get update -qq && apt-get download -qq "$image" >/dev/null; })
-dpkg-deb -x "$work"/"$image"_*.deb "$work/kernel"
-version=${image#linux-image-}
-modules="$work/kernel/lib/modules/$version/kernel"
+. tests/qemu/debian_kernel.sh
+unpack_debian_kernel "$work"
 
 root="$work/root"
 mkdir -p "$root"/{bin,sbin,lib/modules,lib64,proc,sys,dev,tmp,etc,root}

@@ -7,8 +7,6 @@
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 
-#include <grp.h>
-
 #include <ctime>
 
 #include "absl/status/status.h"
@@ -51,15 +49,9 @@ absl::Status Bridge::Init() {
   slots_ = std::make_unique<PortSlots>(nb_workers, config_.rx_descriptors,
                                        config_.tx_descriptors,
                                        [this](int slot) { return SlotSums(slot); });
-  if (!config_.socket_group.empty()) {
-    const struct group* g = getgrnam(config_.socket_group.c_str());
-    if (g == nullptr) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--socket_group: no group '", config_.socket_group, "'"));
-    }
-    slots_->set_socket_group(g->gr_gid);
-  }
-  absl::Status status = slots_->CreateSharedPool(config_.mbufs, config_.ports);
+  absl::Status status = slots_->SetSocketGroup(config_.socket_group);
+  if (!status.ok()) return status;
+  status = slots_->CreateSharedPool(config_.mbufs, config_.ports);
   if (!status.ok()) return status;
 
   absl::StatusOr<std::unique_ptr<Fdb>> fdb = Fdb::Create("hvs_fdb", config_.fdb_capacity);

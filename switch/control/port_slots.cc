@@ -4,6 +4,8 @@
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
+#include <fcntl.h>
+#include <grp.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -106,15 +108,37 @@ absl::StatusOr<int> PortSlots::Open(const PortSpec& spec, bool workers_running) 
   return *slot;
 }
 
-// The socket the device just created (bound when it started), for QEMU's group.
+absl::Status PortSlots::SetSocketGroup(const std::string& group) {
+  if (group.empty()) return absl::OkStatus();
+  const struct group* g = getgrnam(group.c_str());
+  if (g == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("--socket_group: no group '", group, "'"));
+  }
+  socket_gid_ = g->gr_gid;
+  return absl::OkStatus();
+}
+
+// The socket the device just created (bound when it started), for QEMU's group. Through
+// a descriptor of the file itself: its folder may be QEMU's group's to write (RUNTIME_DIR/
+// qemu), and a path could be swapped for a symbolic link to any file between the bind and
+// the chown.
 absl::Status PortSlots::GiveSocket(const PortSpec& spec) const {
   const PortTraits traits = spec.Traits();
   if (!socket_gid_ || !traits.owns_socket || !traits.socket) return absl::OkStatus();
-  if (chown(traits.socket->c_str(), static_cast<uid_t>(-1), *socket_gid_) != 0 ||
-      chmod(traits.socket->c_str(), 0660) != 0) {
+  const int fd = open(traits.socket->c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  struct stat st{};
+  bool given = fd >= 0 && fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode) &&
+               fchownat(fd, "", static_cast<uid_t>(-1), *socket_gid_, AT_EMPTY_PATH) == 0;
+  // chmod has no descriptor form for an O_PATH file; its /proc link names this very inode.
+  given = given && chmod(absl::StrCat("/proc/self/fd/", fd).c_str(), 0660) == 0;
+  const int error = errno;
+  if (fd >= 0) close(fd);
+  if (!given) {
     return absl::InternalError(absl::StrCat("port '", spec.name, "': cannot give socket ",
                                             *traits.socket, " to --socket_group: ",
-                                            strerror(errno)));
+                                            fd >= 0 && !S_ISSOCK(st.st_mode)
+                                                ? "not a socket"
+                                                : strerror(error)));
   }
   return absl::OkStatus();
 }

@@ -42,9 +42,9 @@ class PortSlots {
   // Devices opened from now on are configured for receive interrupts where they have them
   // (--idle=interrupt).
   void set_rx_interrupts(bool on) { rx_interrupts_ = on; }
-  // The guest sockets hvswitch creates from now on are given to `gid`, mode 0660
-  // (--socket_group).
-  void set_socket_group(gid_t gid) { socket_gid_ = gid; }
+  // The guest sockets hvswitch creates from now on are given to `group`, mode 0660
+  // (--socket_group; empty: left as they are).
+  absl::Status SetSocketGroup(const std::string& group);
 
   // The pool of the ports without a quota: `mbufs` buffers, or when 0 enough for the
   // rings of `startup_ports` and the workers.
